@@ -1,0 +1,102 @@
+package io.rdmaactors.cm;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A dedicated, named daemon thread that blocks on one {@link EventSource} and hands every event to
+ * a sink (typically {@code ActorRef::tell}). It runs no user code but the sink, and swallows no
+ * error: when the source fails, the failure is handed to the sink as an event and the pump stops.
+ */
+public final class EventPump<E> implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(EventPump.class);
+    /** How long one wait may block before the pump looks at its stop flag again. */
+    private static final Duration WAIT_SLICE = Duration.ofMillis(500);
+
+    private final EventSource<E> source;
+    private final Consumer<? super E> sink;
+    private final Function<Throwable, ? extends E> failure;
+    private final Thread thread;
+    private volatile boolean running = true;
+
+    private EventPump(String name, EventSource<E> source, Consumer<? super E> sink,
+                      Function<Throwable, ? extends E> failure) {
+        this.source = Objects.requireNonNull(source, "source");
+        this.sink = Objects.requireNonNull(sink, "sink");
+        this.failure = Objects.requireNonNull(failure, "failure");
+        this.thread = new Thread(this::run, Objects.requireNonNull(name, "name"));
+        this.thread.setDaemon(true);
+    }
+
+    /**
+     * Starts a pump on its own thread.
+     *
+     * @param failure turns a failure of the source into the event handed to the sink
+     */
+    public static <E> EventPump<E> start(String name, EventSource<E> source, Consumer<? super E> sink,
+                                         Function<Throwable, ? extends E> failure) {
+        EventPump<E> pump = new EventPump<>(name, source, sink, failure);
+        pump.thread.start();
+        return pump;
+    }
+
+    public String name() {
+        return thread.getName();
+    }
+
+    public boolean isRunning() {
+        return thread.isAlive();
+    }
+
+    private void run() {
+        while (running) {
+            E event;
+            try {
+                event = source.await(WAIT_SLICE);
+            } catch (InterruptedException e) {
+                if (running) {
+                    sink.accept(failure.apply(e));
+                }
+                return;
+            } catch (Exception | Error e) {
+                if (running) {
+                    log.debug("event source of {} failed", name(), e);
+                    sink.accept(failure.apply(e));
+                }
+                return;
+            }
+            if (event != null && running) {
+                sink.accept(event);
+            }
+        }
+    }
+
+    /** Stops the pump and waits for its thread to end; an event being delivered is delivered first. */
+    @Override
+    public void close() {
+        running = false;
+        if (Thread.currentThread() == thread) {
+            return;
+        }
+        source.wakeup();
+        boolean interrupted = false;
+        while (thread.isAlive()) {
+            try {
+                thread.join(WAIT_SLICE.toMillis());
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+            if (thread.isAlive()) {
+                source.wakeup();
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

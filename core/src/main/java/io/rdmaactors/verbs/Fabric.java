@@ -1,0 +1,53 @@
+package io.rdmaactors.verbs;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.ServiceLoader;
+
+/**
+ * An RDMA fabric as one provider sees it: its devices, and the communication manager (event
+ * channels and CM ids). Closing a fabric closes every resource still open on it.
+ */
+public interface Fabric extends AutoCloseable {
+
+    /** The provider name: {@code soft} or {@code jna}. */
+    String provider();
+
+    List<Device> devices();
+
+    /** The device with this name ({@code soft0}, {@code rxe0}, {@code mlx5_0}). */
+    Device device(String name);
+
+    /** A new CM event channel ({@code rdma_create_event_channel}). */
+    EventChannel createEventChannel();
+
+    /** A new CM id on {@code channel} ({@code rdma_create_id}). */
+    CmId createCmId(EventChannel channel, PortSpace portSpace);
+
+    /** Live resources by kind: every create counts up, every close counts down. */
+    ResourceLedger ledger();
+
+    /** Fault injection, where the provider can simulate failures (the soft fabric can). */
+    default Optional<FaultInjector> faults() {
+        return Optional.empty();
+    }
+
+    @Override
+    void close();
+
+    /** Opens the fabric of the named provider with provider options. */
+    static Fabric open(String provider, Map<String, String> options) {
+        for (FabricProvider p : ServiceLoader.load(FabricProvider.class, Fabric.class.getClassLoader())) {
+            if (p.name().equals(provider)) {
+                return p.open(options);
+            }
+        }
+        throw new FabricUnavailableException("Fabric.open", "no fabric provider named '" + provider
+                + "' on the class path", null);
+    }
+
+    static Fabric open(String provider) {
+        return open(provider, Map.of());
+    }
+}

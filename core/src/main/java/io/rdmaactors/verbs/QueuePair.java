@@ -1,0 +1,38 @@
+package io.rdmaactors.verbs;
+
+/**
+ * A queue pair ({@code ibv_qp}). Every posted work request ends in exactly one completion on its
+ * CQ (unsignaled successful sends excepted, as in verbs), or, when the QP enters ERR, in a
+ * {@link WcStatus#WR_FLUSH_ERR} completion.
+ */
+public interface QueuePair extends AutoCloseable {
+
+    int qpNum();
+
+    QpType type();
+
+    QpState state();
+
+    void modify(QpAttributes attributes);
+
+    QpAttributes query();
+
+    QpInitAttributes initAttributes();
+
+    /**
+     * Posts send work requests in order ({@code ibv_post_send}). When one is refused, those before
+     * it stay posted and the exception tells which index failed.
+     */
+    void postSend(SendWorkRequest... requests);
+
+    void postReceive(ReceiveWorkRequest... requests);
+
+    /** Attaches this UD QP to a multicast group ({@code ibv_attach_mcast}). */
+    void attachMulticast(byte[] mgid, int mlid);
+
+    void detachMulticast(byte[] mgid, int mlid);
+
+    /** Destroys the QP; outstanding work requests are flushed first, so none is lost. */
+    @Override
+    void close();
+}

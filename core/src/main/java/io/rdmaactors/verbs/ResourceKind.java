@@ -1,0 +1,15 @@
+package io.rdmaactors.verbs;
+
+/** The kinds of resource the {@link ResourceLedger} counts. */
+public enum ResourceKind {
+    EVENT_CHANNEL,
+    CM_ID,
+    PROTECTION_DOMAIN,
+    MEMORY_REGION,
+    COMPLETION_CHANNEL,
+    COMPLETION_QUEUE,
+    QUEUE_PAIR,
+    SHARED_RECEIVE_QUEUE,
+    ADDRESS_HANDLE,
+    MULTICAST_MEMBERSHIP
+}
