@@ -1,0 +1,44 @@
+package io.rdmaactors.soft;
+
+/**
+ * A transport packet between soft QPs: a request from a requester, or a response from a responder.
+ * One packet carries a whole message (the soft fabric does not segment by MTU).
+ *
+ * @param status for NAK_ERROR the WcStatus code the requester completes with; for NAK_RNR the
+ *               responder's RNR delay in nanoseconds
+ * @param port   the responder port the packet is addressed to (its path's destination)
+ */
+record Packet(Kind kind, long psn, int opcode, int flags, int immData, long remoteAddress, int rkey, int length,
+              long compareAdd, long swap, long status, int port, byte[] data) {
+
+    enum Kind { REQUEST, ACK, NAK_RNR, NAK_ERROR, READ_RESPONSE, ATOMIC_RESPONSE }
+
+    static final int SOLICITED = 1;
+    static final int WITH_IMM = 2;
+    /** Sent on the alternate path after a migration: the responder migrates too (MigReq bit). */
+    static final int MIGRATED = 4;
+
+    static Packet ack(long psn) {
+        return new Packet(Kind.ACK, psn, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, null);
+    }
+
+    static Packet rnrNak(long psn, long delayNanos) {
+        return new Packet(Kind.NAK_RNR, psn, 0, 0, 0, 0, 0, 0, 0, 0, delayNanos, 0, null);
+    }
+
+    static Packet errorNak(long psn, int wcStatus) {
+        return new Packet(Kind.NAK_ERROR, psn, 0, 0, 0, 0, 0, 0, 0, 0, wcStatus, 0, null);
+    }
+
+    static Packet readResponse(long psn, byte[] data) {
+        return new Packet(Kind.READ_RESPONSE, psn, 0, 0, 0, 0, 0, data.length, 0, 0, 0, 0, data);
+    }
+
+    static Packet atomicResponse(long psn, long original) {
+        return new Packet(Kind.ATOMIC_RESPONSE, psn, 0, 0, 0, 0, 0, 8, original, 0, 0, 0, null);
+    }
+
+    boolean isRequest() {
+        return kind == Kind.REQUEST;
+    }
+}

@@ -1,0 +1,51 @@
+package io.rdmaactors.soft;
+
+import io.rdmaactors.verbs.CompletionChannel;
+import io.rdmaactors.verbs.CompletionQueue;
+import io.rdmaactors.verbs.ResourceBusyException;
+import io.rdmaactors.verbs.ResourceKind;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+
+final class SoftCompletionChannel extends SoftResource implements CompletionChannel {
+
+    final SoftDevice device;
+    private final EventQueue<CompletionQueue> events = new EventQueue<>();
+    final AtomicInteger users = new AtomicInteger();
+
+    SoftCompletionChannel(SoftDevice device) {
+        super(device.fabric, ResourceKind.COMPLETION_CHANNEL);
+        this.device = device;
+    }
+
+    void fire(SoftCompletionQueue cq) {
+        events.post(cq);
+    }
+
+    @Override
+    public CompletionQueue await(Duration timeout) throws InterruptedException {
+        checkOpen("ibv_get_cq_event");
+        SoftCompletionQueue cq = (SoftCompletionQueue) events.await(timeout);
+        if (cq != null) {
+            cq.eventDelivered();
+        }
+        return cq;
+    }
+
+    @Override
+    public void wakeup() {
+        events.wakeup();
+    }
+
+    @Override
+    void checkDestroyable() {
+        if (users.get() > 0) {
+            throw new ResourceBusyException("ibv_destroy_comp_channel", users.get() + " CQs still use the channel");
+        }
+    }
+
+    @Override
+    void destroy() {
+        events.close();
+    }
+}

@@ -1,0 +1,163 @@
+package io.rdmaactors.soft;
+
+import io.rdmaactors.cm.AsyncEvent;
+import io.rdmaactors.cm.AsyncEventType;
+import io.rdmaactors.verbs.CompletionChannel;
+import io.rdmaactors.verbs.CompletionQueue;
+import io.rdmaactors.verbs.InvalidRequestException;
+import io.rdmaactors.verbs.ResourceBusyException;
+import io.rdmaactors.verbs.ResourceKind;
+import io.rdmaactors.verbs.WorkCompletion;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A completion queue. Each entry remembers the QP and send sequence it retires, so polling a send
+ * completion frees its send queue slot (and those of the unsignaled sends before it), as the
+ * hardware's send queue tail moves on poll.
+ */
+final class SoftCompletionQueue extends SoftResource implements CompletionQueue {
+
+    private record Entry(WorkCompletion wc, SoftQueuePair qp, long sendSeq) {
+    }
+
+    final SoftDevice device;
+    private final SoftCompletionChannel channel;
+    private final int capacity;
+    private final long handle;
+    private final ArrayDeque<Entry> entries = new ArrayDeque<>();
+    private final List<SoftQueuePair> users = new ArrayList<>();
+    /** 0: disarmed, 1: next completion, 2: next solicited or error completion. */
+    private int armed;
+    private boolean overrun;
+    private final AtomicInteger unacked = new AtomicInteger();
+
+    SoftCompletionQueue(SoftDevice device, int capacity, SoftCompletionChannel channel) {
+        super(device.fabric, ResourceKind.COMPLETION_QUEUE);
+        this.device = device;
+        this.capacity = capacity;
+        this.channel = channel;
+        this.handle = device.fabric.nextHandle();
+        if (channel != null) {
+            channel.users.incrementAndGet();
+        }
+    }
+
+    @Override
+    public long handle() {
+        return handle;
+    }
+
+    @Override
+    public int capacity() {
+        return capacity;
+    }
+
+    @Override
+    public CompletionChannel channel() {
+        return channel;
+    }
+
+    /**
+     * Adds a completion; false when the CQ overran (CQ_ERR was raised and the caller's QP must
+     * enter ERR).
+     */
+    boolean push(WorkCompletion wc, SoftQueuePair qp, long sendSeq, boolean solicited) {
+        boolean fire;
+        synchronized (this) {
+            if (isClosed()) {
+                return true;
+            }
+            if (overrun || entries.size() >= capacity) {
+                if (!overrun) {
+                    overrun = true;
+                    device.raise(new AsyncEvent.CqEvent(AsyncEventType.CQ_ERR, handle));
+                }
+                return false;
+            }
+            entries.add(new Entry(wc, qp, sendSeq));
+            fire = armed == 1 || (armed == 2 && (solicited || !wc.isSuccess()));
+            if (fire) {
+                armed = 0;
+            }
+        }
+        if (fire && channel != null) {
+            channel.fire(this);
+        }
+        return true;
+    }
+
+    @Override
+    public synchronized int poll(WorkCompletion[] out) {
+        checkOpen("ibv_poll_cq");
+        int n = 0;
+        while (n < out.length && !entries.isEmpty()) {
+            Entry e = entries.poll();
+            out[n++] = e.wc;
+            if (e.sendSeq >= 0) {
+                e.qp.retireSend(e.sendSeq);
+            }
+        }
+        return n;
+    }
+
+    @Override
+    public void requestNotify(boolean solicitedOnly) {
+        checkOpen("ibv_req_notify_cq");
+        if (channel == null) {
+            throw new InvalidRequestException("ibv_req_notify_cq", "the CQ has no completion channel");
+        }
+        synchronized (this) {
+            armed = solicitedOnly ? Math.max(armed == 1 ? 1 : 0, 2) : 1;
+        }
+    }
+
+    void eventDelivered() {
+        unacked.incrementAndGet();
+    }
+
+    @Override
+    public void ackEvents(int count) {
+        checkOpen("ibv_ack_cq_events");
+        if (count < 0 || count > unacked.get()) {
+            throw new InvalidRequestException("ibv_ack_cq_events", "acking " + count + " events, "
+                    + unacked.get() + " unacknowledged");
+        }
+        unacked.addAndGet(-count);
+    }
+
+    synchronized void attach(SoftQueuePair qp) {
+        users.add(qp);
+    }
+
+    synchronized void detach(SoftQueuePair qp) {
+        users.remove(qp);
+    }
+
+    synchronized int size() {
+        return entries.size();
+    }
+
+    @Override
+    synchronized void checkDestroyable() {
+        if (!users.isEmpty()) {
+            throw new ResourceBusyException("ibv_destroy_cq", users.size() + " QPs still use the CQ");
+        }
+        if (unacked.get() > 0) {
+            // ibv_destroy_cq would block forever here; refusing keeps the caller alive
+            throw new ResourceBusyException("ibv_destroy_cq", unacked.get() + " channel events are unacknowledged");
+        }
+    }
+
+    @Override
+    void destroy() {
+        synchronized (this) {
+            entries.clear();
+        }
+        if (channel != null) {
+            channel.users.decrementAndGet();
+        }
+    }
+}

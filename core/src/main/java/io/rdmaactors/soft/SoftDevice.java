@@ -1,0 +1,182 @@
+package io.rdmaactors.soft;
+
+import io.rdmaactors.cm.AsyncEvent;
+import io.rdmaactors.cm.EventSource;
+import io.rdmaactors.verbs.CompletionChannel;
+import io.rdmaactors.verbs.CompletionQueue;
+import io.rdmaactors.verbs.Device;
+import io.rdmaactors.verbs.DeviceAttributes;
+import io.rdmaactors.verbs.InvalidRequestException;
+import io.rdmaactors.verbs.LinkLayer;
+import io.rdmaactors.verbs.Mtu;
+import io.rdmaactors.verbs.PortAttributes;
+import io.rdmaactors.verbs.PortState;
+import io.rdmaactors.verbs.ProtectionDomain;
+import io.rdmaactors.verbs.ResourceClosedException;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** A soft device: two ports, QP numbers, memory keys and an async event queue. */
+final class SoftDevice implements Device {
+
+    static final int MAX_WR = 16384;
+    static final int MAX_SGE = 32;
+    static final int MAX_CQE = 1 << 20;
+    static final int MTU = 4096;
+
+    final SoftFabric fabric;
+    final int index;
+    final SoftPort[] ports;
+    final EventQueue<AsyncEvent> asyncQueue = new EventQueue<>();
+    private final Map<Integer, SoftQueuePair> qps = new ConcurrentHashMap<>();
+    private final Map<Integer, SoftMemoryRegion> keys = new ConcurrentHashMap<>();
+    private final AtomicInteger nextQpn = new AtomicInteger(0x11);
+    private final AtomicInteger nextKey;
+    private final AtomicLong nextAddress;
+    /** Serialises atomics that target this device's memory, as the HCA does. */
+    final Object atomicLock = new Object();
+    private volatile boolean alive = true;
+
+    SoftDevice(SoftFabric fabric, int index) {
+        this.fabric = fabric;
+        this.index = index;
+        this.ports = new SoftPort[] {new SoftPort(this, 1), new SoftPort(this, 2)};
+        this.nextKey = new AtomicInteger(0x1000 * (index + 1) + 0x15);
+        this.nextAddress = new AtomicLong(0x7f0000000000L + ((long) index << 36));
+    }
+
+    @Override
+    public String name() {
+        return "soft" + index;
+    }
+
+    @Override
+    public DeviceAttributes query() {
+        checkAlive("ibv_query_device");
+        return new DeviceAttributes(name(), "1.0", 0x5eed000000000000L | index, 0x5eed, 1, ports.length,
+                1 << 16, MAX_WR, MAX_SGE, 1 << 16, MAX_CQE, 1 << 20, Integer.MAX_VALUE, 1 << 16, 16, 1 << 12,
+                MAX_WR, MAX_SGE, 1 << 10, 1 << 10, true, true);
+    }
+
+    @Override
+    public PortAttributes queryPort(int portNum) {
+        checkAlive("ibv_query_port");
+        SoftPort port = port(portNum, "ibv_query_port");
+        return new PortAttributes(portNum, port.cut ? PortState.DOWN : PortState.ACTIVE, Mtu.MTU_4096, Mtu.MTU_4096,
+                port.lid(), LinkLayer.INFINIBAND, List.of(port.gid));
+    }
+
+    SoftPort port(int portNum, String call) {
+        if (portNum < 1 || portNum > ports.length) {
+            throw new InvalidRequestException(call, name() + " has no port " + portNum);
+        }
+        return ports[portNum - 1];
+    }
+
+    /** The port with this GID, or null. */
+    SoftPort portFor(byte[] gid) {
+        for (SoftPort p : ports) {
+            if (java.util.Arrays.equals(p.gid, gid)) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public ProtectionDomain allocateProtectionDomain() {
+        checkAlive("ibv_alloc_pd");
+        return new SoftProtectionDomain(this);
+    }
+
+    @Override
+    public CompletionChannel createCompletionChannel() {
+        checkAlive("ibv_create_comp_channel");
+        return new SoftCompletionChannel(this);
+    }
+
+    @Override
+    public CompletionQueue createCompletionQueue(int cqe, CompletionChannel channel) {
+        checkAlive("ibv_create_cq");
+        if (cqe < 1 || cqe > MAX_CQE) {
+            throw new InvalidRequestException("ibv_create_cq", "cqe must be 1.." + MAX_CQE + ", not " + cqe);
+        }
+        SoftCompletionChannel softChannel = null;
+        if (channel != null) {
+            if (!(channel instanceof SoftCompletionChannel c) || c.device != this) {
+                throw new InvalidRequestException("ibv_create_cq", "the channel belongs to another device");
+            }
+            softChannel = c;
+            softChannel.checkOpen("ibv_create_cq");
+        }
+        return new SoftCompletionQueue(this, cqe, softChannel);
+    }
+
+    @Override
+    public EventSource<AsyncEvent> asyncEvents() {
+        return asyncQueue;
+    }
+
+    @Override
+    public boolean isAlive() {
+        return alive && !fabric.timer.isShutdown();
+    }
+
+    void checkAlive(String call) {
+        fabric.checkOpen(call);
+        if (!alive) {
+            throw new ResourceClosedException(call, name() + " was removed");
+        }
+    }
+
+    void raise(AsyncEvent event) {
+        asyncQueue.post(event);
+    }
+
+    /** Marks the device gone; the fault injector tears down what lived on it. */
+    void markRemoved() {
+        alive = false;
+    }
+
+    int allocateQpn(SoftQueuePair qp) {
+        int qpn = nextQpn.getAndIncrement() & 0xFFFFFF;
+        qps.put(qpn, qp);
+        return qpn;
+    }
+
+    void releaseQpn(int qpn) {
+        qps.remove(qpn);
+    }
+
+    SoftQueuePair queuePair(int qpn) {
+        return qps.get(qpn);
+    }
+
+    List<SoftQueuePair> queuePairs() {
+        return List.copyOf(qps.values());
+    }
+
+    /** A fresh key; lkey and rkey are the same value, as on most HCAs. */
+    int register(SoftMemoryRegion mr) {
+        int key = nextKey.getAndAdd(0x100);
+        keys.put(key, mr);
+        return key;
+    }
+
+    void deregister(int key) {
+        keys.remove(key);
+    }
+
+    SoftMemoryRegion memoryRegion(int key) {
+        return keys.get(key);
+    }
+
+    /** A page-aligned virtual address range with a guard gap, so regions never touch. */
+    long allocateAddress(int length) {
+        long span = ((length + 4095L) & ~4095L) + 4096;
+        return nextAddress.getAndAdd(span);
+    }
+}

@@ -1,0 +1,266 @@
+package io.rdmaactors.soft;
+
+import io.rdmaactors.verbs.CmId;
+import io.rdmaactors.verbs.Device;
+import io.rdmaactors.verbs.EventChannel;
+import io.rdmaactors.verbs.Fabric;
+import io.rdmaactors.verbs.FaultInjector;
+import io.rdmaactors.verbs.InvalidRequestException;
+import io.rdmaactors.verbs.PortSpace;
+import io.rdmaactors.verbs.ResourceClosedException;
+import io.rdmaactors.verbs.ResourceLedger;
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The software RDMA fabric: devices with two ports each, in-memory transport between QPs of this
+ * JVM and TCP loopback between processes. See docs/soft-fabric.md for the semantics it keeps.
+ */
+public final class SoftFabric implements Fabric {
+
+    private static final AtomicInteger INSTANCES = new AtomicInteger();
+    /** librdmacm's Q_Key for UD ids ({@code RDMA_UDP_QKEY}). */
+    static final int UDP_QKEY = 0x01234567;
+    /** The QP number that addresses a multicast group. */
+    static final int MULTICAST_QPN = 0xFFFFFF;
+
+    final String id = "soft-" + INSTANCES.incrementAndGet();
+    final long cmTimeoutMs;
+    final long timewaitMs;
+    private final List<SoftDevice> devices = new CopyOnWriteArrayList<>();
+    private final ResourceLedger ledger = new ResourceLedger();
+    private final Set<SoftResource> live = ConcurrentHashMap.newKeySet();
+    private final Set<TcpLink> links = ConcurrentHashMap.newKeySet();
+    private final Map<ByteBuffer, Set<SoftQueuePair>> multicastGroups = new ConcurrentHashMap<>();
+    private final AtomicLong handles = new AtomicLong();
+    final ScheduledThreadPoolExecutor timer;
+    final SoftFaultInjector faults = new SoftFaultInjector(this);
+    private volatile boolean closed;
+
+    SoftFabric(Map<String, String> options) {
+        int deviceCount = Integer.parseInt(options.getOrDefault("devices", "1"));
+        if (deviceCount < 1 || deviceCount > 255) {
+            throw new InvalidRequestException("Fabric.open", "devices must be 1..255, not " + deviceCount);
+        }
+        this.cmTimeoutMs = Long.parseLong(options.getOrDefault("cm.timeout.ms", "2000"));
+        this.timewaitMs = Long.parseLong(options.getOrDefault("cm.timewait.ms", "50"));
+        this.timer = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "rdma-" + id + "-timer");
+            t.setDaemon(true);
+            return t;
+        });
+        timer.setRemoveOnCancelPolicy(true);
+        for (int i = 0; i < deviceCount; i++) {
+            devices.add(new SoftDevice(this, i));
+        }
+    }
+
+    @Override
+    public String provider() {
+        return "soft";
+    }
+
+    @Override
+    public List<Device> devices() {
+        checkOpen("ibv_get_device_list");
+        return List.copyOf(devices);
+    }
+
+    @Override
+    public Device device(String name) {
+        for (SoftDevice d : devices) {
+            if (d.name().equals(name)) {
+                return d;
+            }
+        }
+        throw new InvalidRequestException("ibv_open_device", "no device named " + name);
+    }
+
+    @Override
+    public EventChannel createEventChannel() {
+        checkOpen("rdma_create_event_channel");
+        return new SoftEventChannel(this);
+    }
+
+    @Override
+    public CmId createCmId(EventChannel channel, PortSpace portSpace) {
+        checkOpen("rdma_create_id");
+        if (portSpace != PortSpace.TCP && portSpace != PortSpace.UDP) {
+            throw new InvalidRequestException("rdma_create_id", "the soft fabric has the TCP and UDP port spaces");
+        }
+        return new SoftCmId(this, SoftEventChannel.of(channel, "rdma_create_id"), portSpace);
+    }
+
+    @Override
+    public ResourceLedger ledger() {
+        return ledger;
+    }
+
+    @Override
+    public Optional<FaultInjector> faults() {
+        return Optional.of(faults);
+    }
+
+    void checkOpen(String call) {
+        if (closed) {
+            throw new ResourceClosedException(call, "the fabric is closed");
+        }
+    }
+
+    long nextHandle() {
+        return handles.incrementAndGet();
+    }
+
+    void track(SoftResource resource) {
+        live.add(resource);
+    }
+
+    void untrack(SoftResource resource) {
+        live.remove(resource);
+    }
+
+    void track(TcpLink link) {
+        links.add(link);
+    }
+
+    void untrack(TcpLink link) {
+        links.remove(link);
+    }
+
+    /** Runs later on the fabric's timer thread, unless the fabric closed meanwhile. */
+    void schedule(Runnable task, long delayMs) {
+        if (!closed) {
+            try {
+                timer.schedule(task, delayMs, TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                // closing: the task's resources are being torn down anyway
+            }
+        }
+    }
+
+    void execute(Runnable task) {
+        schedule(task, 0);
+    }
+
+    List<SoftCmId> cmIds() {
+        List<SoftCmId> ids = new ArrayList<>();
+        for (SoftResource r : live) {
+            if (r instanceof SoftCmId id) {
+                ids.add(id);
+            }
+        }
+        return ids;
+    }
+
+    List<SoftDevice> softDevices() {
+        return devices;
+    }
+
+    void removeDevice(SoftDevice device) {
+        devices.remove(device);
+    }
+
+    /** The port that owns an IPv4 address of this fabric, or null. */
+    SoftPort portFor(InetAddress address) {
+        for (SoftDevice d : devices) {
+            for (SoftPort p : d.ports) {
+                if (p.address.equals(address)) {
+                    return p;
+                }
+            }
+        }
+        return null;
+    }
+
+    /** The port whose GID this is, or null. */
+    SoftPort portFor(byte[] gid) {
+        for (SoftDevice d : devices) {
+            for (SoftPort p : d.ports) {
+                if (Arrays.equals(p.gid, gid)) {
+                    return p;
+                }
+            }
+        }
+        return null;
+    }
+
+    Set<SoftQueuePair> multicastMembers(byte[] mgid) {
+        return multicastGroups.getOrDefault(ByteBuffer.wrap(mgid), Set.of());
+    }
+
+    void attachMulticast(byte[] mgid, SoftQueuePair qp) {
+        multicastGroups.computeIfAbsent(ByteBuffer.wrap(mgid.clone()), k -> ConcurrentHashMap.newKeySet()).add(qp);
+    }
+
+    void detachMulticast(byte[] mgid, SoftQueuePair qp) {
+        multicastGroups.computeIfPresent(ByteBuffer.wrap(mgid), (k, members) -> {
+            members.remove(qp);
+            return members.isEmpty() ? null : members;
+        });
+    }
+
+    /** Closes every resource still open, dependants first, then stops the fabric's threads. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        List<SoftResource> open = new ArrayList<>(live);
+        open.sort(Comparator.comparingInt(SoftFabric::teardownRank));
+        for (SoftResource r : open) {
+            r.forceClose();
+        }
+        closed = true;
+        for (TcpLink link : List.copyOf(links)) {
+            link.close();
+        }
+        timer.shutdownNow();
+        try {
+            timer.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        for (SoftDevice d : devices) {
+            d.asyncQueue.close();
+        }
+    }
+
+    /** The destroy order rdma-core requires: CM id, QP, CQ, channel, MR, PD (ARCHITECTURE.md). */
+    private static int teardownRank(SoftResource r) {
+        if (r instanceof SoftCmId) {
+            return 0;
+        }
+        if (r instanceof SoftQueuePair) {
+            return 1;
+        }
+        if (r instanceof SoftSharedReceiveQueue || r instanceof SoftAddressHandle) {
+            return 2;
+        }
+        if (r instanceof SoftCompletionQueue) {
+            return 3;
+        }
+        if (r instanceof SoftCompletionChannel) {
+            return 4;
+        }
+        if (r instanceof SoftMemoryRegion) {
+            return 5;
+        }
+        if (r instanceof SoftProtectionDomain) {
+            return 6;
+        }
+        return 7;
+    }
+}
