@@ -1,6 +1,7 @@
 package io.rdmaactors.soft;
 
 import io.rdmaactors.cm.EventSource;
+import io.rdmaactors.verbs.ResourceClosedException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.concurrent.locks.Condition;
@@ -34,6 +35,9 @@ class EventQueue<E> implements EventSource<E> {
         try {
             while (events.isEmpty() && !woken && !closed && nanos > 0) {
                 nanos = ready.awaitNanos(nanos);
+            }
+            if (closed) {
+                throw new ResourceClosedException("get_event", "the event source is closed");
             }
             woken = false;
             return events.poll();

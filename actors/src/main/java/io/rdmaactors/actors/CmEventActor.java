@@ -1,0 +1,174 @@
+package io.rdmaactors.actors;
+
+import io.rdmaactors.cm.CmEvent;
+import io.rdmaactors.cm.EventPump;
+import io.rdmaactors.verbs.CmId;
+import io.rdmaactors.verbs.EventChannel;
+import io.rdmaactors.verbs.Fabric;
+import io.rdmaactors.verbs.PortSpace;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.PostStop;
+import org.apache.pekko.actor.typed.Props;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+
+/**
+ * Owns one RDMA CM event channel and the pump that blocks on it, and routes each event to the actor
+ * of the CM id it concerns (a connect request to its listener). Listeners and connections on the
+ * channel are its children, so they are gone before the channel is destroyed.
+ */
+final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
+
+    interface Command {
+    }
+
+    /** Creates a listening id and its {@link ListenerActor}. */
+    record StartListener(RdmaProtocol.Listen listen) implements Command {
+    }
+
+    /** Creates an active id and its connector {@link ConnectionActor}. */
+    record StartConnector(RdmaProtocol.Connect connect) implements Command {
+    }
+
+    /** A listener hands over a requested id: the agent behavior to run it. */
+    record AdoptAgent(long handle, Behavior<RdmaProtocol.ConnectionCommand> agent) implements Command {
+    }
+
+    private record Pumped(CmEvent event) implements Command {
+    }
+
+    private record Stopped(long handle) implements Command {
+    }
+
+    private final Fabric fabric;
+    private final EventChannel channel;
+    private final EventPump<CmEvent> pump;
+    private final RdmaSettings settings;
+    private final Map<String, ActorRef<DeviceActor.Command>> devices;
+    private final Map<Long, Consumer<CmEvent>> routes = new HashMap<>();
+    /** Events for requested ids whose agent is not running yet. */
+    private final Map<Long, List<CmEvent>> held = new HashMap<>();
+
+    static Behavior<Command> create(Fabric fabric, RdmaSettings settings,
+                                    Map<String, ActorRef<DeviceActor.Command>> devices) {
+        return Behaviors.setup(ctx -> new CmEventActor(ctx, fabric, settings, devices));
+    }
+
+    private CmEventActor(ActorContext<Command> ctx, Fabric fabric, RdmaSettings settings,
+                         Map<String, ActorRef<DeviceActor.Command>> devices) {
+        super(ctx);
+        this.fabric = fabric;
+        this.settings = settings;
+        this.devices = devices;
+        this.channel = fabric.createEventChannel();
+        ActorRef<Command> self = ctx.getSelf();
+        this.pump = EventPump.start("rdma-cm-" + ctx.getSelf().path().name(), channel,
+                e -> self.tell(new Pumped(e)), CmEvent.ChannelFailed::new);
+    }
+
+    @Override
+    public Receive<Command> createReceive() {
+        return newReceiveBuilder()
+                .onMessage(StartListener.class, this::onStartListener)
+                .onMessage(StartConnector.class, this::onStartConnector)
+                .onMessage(AdoptAgent.class, this::onAdoptAgent)
+                .onMessage(Pumped.class, p -> onEvent(p.event()))
+                .onMessage(Stopped.class, s -> {
+                    routes.remove(s.handle());
+                    held.remove(s.handle());
+                    return this;
+                })
+                .onSignal(PostStop.class, s -> {
+                    pump.close();
+                    channel.close();
+                    return this;
+                })
+                .build();
+    }
+
+    private Behavior<Command> onStartListener(StartListener m) {
+        CmId id = fabric.createCmId(channel, PortSpace.TCP);
+        try {
+            id.bind(m.listen().bind());
+            id.listen(m.listen().backlog());
+        } catch (RuntimeException e) {
+            id.close();
+            m.listen().handler().tell(new RdmaProtocol.CommandFailed(m.listen(), e));
+            return this;
+        }
+        ActorRef<RdmaProtocol.ListenerCommand> listener = spawn(ListenerActor.create(id, m.listen().handler(), settings,
+                devices, getContext().getSelf()), "listener-" + id.handle(), id.handle());
+        routes.put(id.handle(), e -> listener.tell(new ListenerActor.Event(e)));
+        return this;
+    }
+
+    private Behavior<Command> onStartConnector(StartConnector m) {
+        CmId id = fabric.createCmId(channel, PortSpace.TCP);
+        ActorRef<RdmaProtocol.ConnectionCommand> connection = spawn(
+                ConnectionActor.connector(id, m.connect(), settings, devices), "connection-" + id.handle(), id.handle());
+        routes.put(id.handle(), e -> connection.tell(new ConnectionActor.Cm(e)));
+        return this;
+    }
+
+    private Behavior<Command> onAdoptAgent(AdoptAgent m) {
+        ActorRef<RdmaProtocol.ConnectionCommand> agent = spawn(m.agent(), "connection-" + m.handle(), m.handle());
+        routes.put(m.handle(), e -> agent.tell(new ConnectionActor.Cm(e)));
+        List<CmEvent> early = held.remove(m.handle());
+        if (early != null) {
+            early.forEach(e -> agent.tell(new ConnectionActor.Cm(e)));
+        }
+        return this;
+    }
+
+    private <T> ActorRef<T> spawn(Behavior<T> behavior, String name, long handle) {
+        ActorRef<T> ref = getContext().spawn(behavior, name, Props.empty().withDispatcherFromConfig(settings.dispatcher()));
+        getContext().watchWith(ref, new Stopped(handle));
+        return ref;
+    }
+
+    private Behavior<Command> onEvent(CmEvent event) {
+        if (event instanceof CmEvent.ChannelFailed failed) {
+            getContext().getLog().error("CM event channel failed", failed.cause());
+            throw new IllegalStateException("the CM event channel failed", failed.cause());
+        }
+        if (event instanceof CmEvent.ConnectRequest request) {
+            Consumer<CmEvent> listener = routes.get(request.listenId());
+            if (listener == null) {
+                refuse(request);
+                return this;
+            }
+            held.put(request.id(), new ArrayList<>());
+            listener.accept(event);
+            return this;
+        }
+        Consumer<CmEvent> target = routes.get(event.id());
+        if (target != null) {
+            target.accept(event);
+        } else if (held.containsKey(event.id())) {
+            held.get(event.id()).add(event);
+        } else {
+            getContext().getLog().debug("CM event for an id nobody owns: {}", event);
+        }
+        return this;
+    }
+
+    /** A request for a listener that is gone: reject it and destroy its id, as rdma-core requires. */
+    private void refuse(CmEvent.ConnectRequest request) {
+        CmId id = channel.cmId(request.id());
+        if (id != null) {
+            try {
+                id.reject(new byte[0]);
+            } finally {
+                id.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,460 @@
+package io.rdmaactors.actors;
+
+import io.rdmaactors.actors.RdmaProtocol.CommandFailed;
+import io.rdmaactors.actors.RdmaProtocol.ConnectFailure;
+import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
+import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
+import io.rdmaactors.actors.RdmaProtocol.DisconnectReason;
+import io.rdmaactors.cm.AddressVector;
+import io.rdmaactors.cm.AsyncEvent;
+import io.rdmaactors.cm.AsyncEventType;
+import io.rdmaactors.cm.CmEvent;
+import io.rdmaactors.verbs.CmId;
+import io.rdmaactors.verbs.CompletionChannel;
+import io.rdmaactors.verbs.CompletionQueue;
+import io.rdmaactors.verbs.ConnectionParameters;
+import io.rdmaactors.verbs.Device;
+import io.rdmaactors.verbs.MigrationState;
+import io.rdmaactors.verbs.ProtectionDomain;
+import io.rdmaactors.verbs.QpAttributes;
+import io.rdmaactors.verbs.QpInitAttributes;
+import io.rdmaactors.verbs.QueuePair;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.PostStop;
+import org.apache.pekko.actor.typed.Terminated;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
+
+/**
+ * Owns a connected CM id, as the connector that dialled out or the agent of an accepted request,
+ * and drives it through its states: resolving, connecting (or awaiting the bind handler's decision,
+ * then accepting), established, closing. It is never restarted: every way out ends in
+ * {@link #closeWith}, which drains the QP so every outstanding command is answered, tells the
+ * handler why, and stops. PostStop frees PD and id after the CQ and QP actors (its children) freed
+ * theirs.
+ */
+final class ConnectionActor {
+
+    /** A CM event for this connection's id. */
+    record Cm(CmEvent event) implements ConnectionCommand {
+    }
+
+    /** An async event for this connection's QP or device. */
+    record Async(AsyncEvent event) implements ConnectionCommand {
+    }
+
+    record QueuePairDrained() implements ConnectionCommand {
+    }
+
+    record QueuePairStarted(ActorRef<QueuePairActor.Command> qp) implements ConnectionCommand {
+    }
+
+    private record TimedOut() implements ConnectionCommand {
+    }
+
+    private record HandlerTerminated() implements ConnectionCommand {
+    }
+
+    private static final Object TIMER = "timeout";
+
+    private final ActorContext<ConnectionCommand> ctx;
+    private final TimerScheduler<ConnectionCommand> timers;
+    private final CmId id;
+    private final RdmaSettings settings;
+    private final Map<String, ActorRef<DeviceActor.Command>> devices;
+    private ActorRef<ConnectionEvent> handler;
+    private ProtectionDomain pd;
+    private QueuePair qp;
+    private ActorRef<CompletionQueueActor.Command> cqActor;
+    private ActorRef<QueuePairActor.Command> qpActor;
+    private final List<QueuePairActor.Command> beforeQueuePair = new ArrayList<>();
+    private DisconnectReason closing;
+
+    private ConnectionActor(ActorContext<ConnectionCommand> ctx, TimerScheduler<ConnectionCommand> timers, CmId id,
+                            RdmaSettings settings, Map<String, ActorRef<DeviceActor.Command>> devices) {
+        this.ctx = ctx;
+        this.timers = timers;
+        this.id = id;
+        this.settings = settings;
+        this.devices = devices;
+    }
+
+    // ------------------------------------------------------------------ connector
+
+    static Behavior<ConnectionCommand> connector(CmId id, RdmaProtocol.Connect connect, RdmaSettings settings,
+                                                 Map<String, ActorRef<DeviceActor.Command>> devices) {
+        return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
+            ConnectionActor c = new ConnectionActor(ctx, timers, id, settings, devices);
+            c.handler = connect.handler();
+            ctx.watchWith(connect.handler(), new HandlerTerminated());
+            Duration timeout = connect.timeout() == null ? settings.connectTimeout() : connect.timeout();
+            timers.startSingleTimer(TIMER, new TimedOut(), timeout);
+            try {
+                id.resolveAddress(null, connect.remote(), settings.resolveTimeout());
+            } catch (RuntimeException e) {
+                return c.connectFailed(connect.remote(), new RdmaProtocol.DeviceError(e));
+            }
+            return c.resolving(connect, timeout);
+        }));
+    }
+
+    private Behavior<ConnectionCommand> resolving(RdmaProtocol.Connect connect, Duration timeout) {
+        InetSocketAddress remote = connect.remote();
+        return Behaviors.receive(ConnectionCommand.class)
+                .onMessage(Cm.class, m -> {
+                    CmEvent e = m.event();
+                    try {
+                        if (e instanceof CmEvent.AddrResolved) {
+                            id.resolveRoute(settings.resolveTimeout());
+                        } else if (e instanceof CmEvent.RouteResolved) {
+                            createQueuePair();
+                            id.connect(ConnectionParameters.of(connect.privateData()));
+                        } else if (e instanceof CmEvent.Established est) {
+                            timers.cancel(TIMER);
+                            handler.tell(new RdmaProtocol.Connected(ctx.getSelf(), remote, id.localAddress(),
+                                    est.privateData()));
+                            return established();
+                        } else {
+                            ConnectFailure reason = failure(e);
+                            if (reason != null) {
+                                return connectFailed(remote, reason);
+                            }
+                        }
+                    } catch (RuntimeException ex) {
+                        return connectFailed(remote, new RdmaProtocol.DeviceError(ex));
+                    }
+                    return Behaviors.same();
+                })
+                .onMessage(TimedOut.class, t -> connectFailed(remote, new RdmaProtocol.TimedOut(timeout)))
+                .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
+                .onMessage(HandlerTerminated.class, t -> Behaviors.stopped())
+                .onMessage(Async.class, a -> Behaviors.same())
+                .onMessage(ConnectionCommand.class, this::notConnected)
+                .onSignal(PostStop.class, s -> release())
+                .build();
+    }
+
+    private static ConnectFailure failure(CmEvent e) {
+        if (e instanceof CmEvent.AddrError a) {
+            return new RdmaProtocol.AddressError(a.status());
+        }
+        if (e instanceof CmEvent.RouteError r) {
+            return new RdmaProtocol.RouteError(r.status());
+        }
+        if (e instanceof CmEvent.Rejected r) {
+            return new RdmaProtocol.Rejected(r.status(), r.privateData());
+        }
+        if (e instanceof CmEvent.Unreachable u) {
+            return new RdmaProtocol.Unreachable(u.status());
+        }
+        if (e instanceof CmEvent.ConnectError c) {
+            return new RdmaProtocol.Unreachable(c.status());
+        }
+        if (e instanceof CmEvent.DeviceRemoval || e instanceof CmEvent.Disconnected) {
+            return new RdmaProtocol.DeviceError(new IllegalStateException("connection lost while connecting: " + e));
+        }
+        return null;
+    }
+
+    private Behavior<ConnectionCommand> connectFailed(InetSocketAddress remote, ConnectFailure reason) {
+        handler.tell(new RdmaProtocol.ConnectFailed(remote, reason));
+        return Behaviors.stopped();
+    }
+
+    private Behavior<ConnectionCommand> notConnected(ConnectionCommand command) {
+        if (handler != null && !(command instanceof Cm)) {
+            handler.tell(new CommandFailed(command, new RdmaProtocol.ConnectionClosed("not connected yet")));
+        }
+        return Behaviors.same();
+    }
+
+    // ------------------------------------------------------------------ agent
+
+    static Behavior<ConnectionCommand> agent(CmId id, byte[] privateData,
+                                             ActorRef<RdmaProtocol.ListenerEvent> bindHandler, RdmaSettings settings,
+                                             Map<String, ActorRef<DeviceActor.Command>> devices) {
+        return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
+            ConnectionActor c = new ConnectionActor(ctx, timers, id, settings, devices);
+            timers.startSingleTimer(TIMER, new TimedOut(), settings.acceptTimeout());
+            bindHandler.tell(new RdmaProtocol.ConnectionRequested(id.remoteAddress(), privateData, ctx.getSelf()));
+            return c.awaitingDecision(privateData);
+        }));
+    }
+
+    private Behavior<ConnectionCommand> awaitingDecision(byte[] requestData) {
+        return Behaviors.receive(ConnectionCommand.class)
+                .onMessage(RdmaProtocol.Accept.class, a -> {
+                    handler = a.handler();
+                    ctx.watchWith(handler, new HandlerTerminated());
+                    try {
+                        createQueuePair();
+                        id.accept(ConnectionParameters.of(a.privateData()));
+                    } catch (RuntimeException e) {
+                        handler.tell(new CommandFailed(a, e));
+                        rejectQuietly();
+                        return Behaviors.stopped();
+                    }
+                    timers.startSingleTimer(TIMER, new TimedOut(), settings.acceptTimeout());
+                    return accepting(requestData);
+                })
+                .onMessage(RdmaProtocol.Reject.class, r -> {
+                    try {
+                        id.reject(r.privateData());
+                    } catch (RuntimeException e) {
+                        ctx.getLog().warn("reject failed", e);
+                        rejectQuietly();
+                    }
+                    return Behaviors.stopped();
+                })
+                .onMessage(TimedOut.class, t -> {
+                    ctx.getLog().info("connection request from {} unanswered for {}: rejected", id.remoteAddress(),
+                            settings.acceptTimeout());
+                    rejectQuietly();
+                    return Behaviors.stopped();
+                })
+                .onMessage(Cm.class, m -> m.event() instanceof CmEvent.Disconnected
+                        || m.event() instanceof CmEvent.DeviceRemoval ? Behaviors.stopped() : Behaviors.same())
+                .onMessage(ConnectionCommand.class, c -> Behaviors.same())
+                .onSignal(PostStop.class, s -> release())
+                .build();
+    }
+
+    private void rejectQuietly() {
+        try {
+            id.reject(new byte[0]);
+        } catch (RuntimeException e) {
+            ctx.getLog().debug("reject after failure", e);
+        }
+    }
+
+    private Behavior<ConnectionCommand> accepting(byte[] requestData) {
+        return Behaviors.receive(ConnectionCommand.class)
+                .onMessage(Cm.class, m -> {
+                    if (m.event() instanceof CmEvent.Established) {
+                        timers.cancel(TIMER);
+                        handler.tell(new RdmaProtocol.Connected(ctx.getSelf(), id.remoteAddress(), id.localAddress(),
+                                requestData));
+                        return established();
+                    }
+                    ConnectFailure reason = failure(m.event());
+                    return reason == null ? Behaviors.same() : connectFailed(id.remoteAddress(), reason);
+                })
+                .onMessage(TimedOut.class, t -> connectFailed(id.remoteAddress(),
+                        new RdmaProtocol.TimedOut(settings.acceptTimeout())))
+                .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
+                .onMessage(HandlerTerminated.class, t -> Behaviors.stopped())
+                .onMessage(Async.class, a -> Behaviors.same())
+                .onMessage(ConnectionCommand.class, this::notConnected)
+                .onSignal(PostStop.class, s -> release())
+                .build();
+    }
+
+    // ------------------------------------------------------------------ resources
+
+    /** PD, completion channel, CQ and QP for this id, and the actors that own CQ and QP. */
+    private void createQueuePair() {
+        Device device = id.device();
+        pd = device.allocateProtectionDomain();
+        CompletionChannel channel = device.createCompletionChannel();
+        CompletionQueue cq;
+        try {
+            cq = device.createCompletionQueue(settings.sendQueueDepth() + settings.receiveQueueDepth(), channel);
+        } catch (RuntimeException e) {
+            channel.close();
+            throw e;
+        }
+        QueuePairActor.Buffers buffers;
+        try {
+            qp = id.createQueuePair(pd, QpInitAttributes.rc(cq, settings.sendQueueDepth(),
+                    settings.receiveQueueDepth()));
+            buffers = QueuePairActor.prepare(qp, pd, settings);
+        } catch (RuntimeException e) {
+            id.destroyQueuePair();
+            qp = null;
+            cq.close();
+            channel.close();
+            throw e;
+        }
+        cqActor = ctx.spawn(CompletionQueueActor.create(cq, channel,
+                QueuePairActor.create(id, qp, pd, buffers, handler, ctx.getSelf()), ctx.getSelf()), "cq");
+        ActorRef<DeviceActor.Command> deviceActor = devices.get(device.name());
+        if (deviceActor != null) {
+            deviceActor.tell(new DeviceActor.RegisterQp(qp.qpNum(), ctx.getSelf()));
+        }
+    }
+
+    private Behavior<ConnectionCommand> onQueuePairStarted(QueuePairStarted s) {
+        qpActor = s.qp();
+        beforeQueuePair.forEach(qpActor::tell);
+        beforeQueuePair.clear();
+        return Behaviors.same();
+    }
+
+    private void toQueuePair(QueuePairActor.Command command) {
+        if (qpActor == null) {
+            beforeQueuePair.add(command);
+        } else {
+            qpActor.tell(command);
+        }
+    }
+
+    // ------------------------------------------------------------------ established
+
+    private Behavior<ConnectionCommand> established() {
+        return Behaviors.receive(ConnectionCommand.class)
+                .onMessage(RdmaProtocol.DataCommand.class, c -> {
+                    toQueuePair(new QueuePairActor.Execute(c));
+                    return Behaviors.same();
+                })
+                .onMessage(RdmaProtocol.Export.class, e -> {
+                    toQueuePair(new QueuePairActor.ExportMemory(e));
+                    return Behaviors.same();
+                })
+                .onMessage(RdmaProtocol.SuspendReading.class, s -> {
+                    toQueuePair(new QueuePairActor.SetReading(true));
+                    return Behaviors.same();
+                })
+                .onMessage(RdmaProtocol.ResumeReading.class, s -> {
+                    toQueuePair(new QueuePairActor.SetReading(false));
+                    return Behaviors.same();
+                })
+                .onMessage(RdmaProtocol.LoadAlternatePath.class, this::onLoadAlternatePath)
+                .onMessage(RdmaProtocol.MigratePath.class, m -> {
+                    toQueuePair(new QueuePairActor.ModifyPath(m,
+                            QpAttributes.of().migrationState(MigrationState.MIGRATED)));
+                    return Behaviors.same();
+                })
+                .onMessage(RdmaProtocol.Disconnect.class, d -> {
+                    closing = new RdmaProtocol.Closed();
+                    disconnectQuietly();
+                    timers.startSingleTimer(TIMER, new TimedOut(), settings.connectTimeout());
+                    return closing();
+                })
+                .onMessage(RdmaProtocol.Abort.class, a -> closeWith(new RdmaProtocol.Closed()))
+                .onMessage(HandlerTerminated.class, t -> closeWith(new RdmaProtocol.ErrorClosed(
+                        new IllegalStateException("the connection's handler terminated"))))
+                .onMessage(Cm.class, m -> onCmWhileOpen(m.event()))
+                .onMessage(Async.class, a -> onAsync(a.event()))
+                .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
+                .onMessage(ConnectionCommand.class, c -> Behaviors.same())
+                .onSignal(PostStop.class, s -> release())
+                .build();
+    }
+
+    private Behavior<ConnectionCommand> onLoadAlternatePath(RdmaProtocol.LoadAlternatePath m) {
+        // RoCE forms GID 0 from the port's IPv4 address; rdma_cm resolves an IB alternate path the same way
+        byte[] gid = new byte[16];
+        gid[10] = (byte) 0xff;
+        gid[11] = (byte) 0xff;
+        System.arraycopy(m.alternateRemote().getAddress().getAddress(), 0, gid, 12, 4);
+        toQueuePair(new QueuePairActor.ModifyPath(m, QpAttributes.of()
+                .alternatePath(AddressVector.global(gid, m.port())).alternatePortNum(m.port())
+                .migrationState(MigrationState.REARM)));
+        return Behaviors.same();
+    }
+
+    private Behavior<ConnectionCommand> onCmWhileOpen(CmEvent e) {
+        if (e instanceof CmEvent.Disconnected) {
+            disconnectQuietly();
+            return closeWith(new RdmaProtocol.PeerClosed());
+        }
+        if (e instanceof CmEvent.DeviceRemoval) {
+            return closeWith(new RdmaProtocol.ErrorClosed(new IllegalStateException("the device was removed")));
+        }
+        return Behaviors.same();
+    }
+
+    private Behavior<ConnectionCommand> onAsync(AsyncEvent e) {
+        if (e.type() == AsyncEventType.PATH_MIG) {
+            handler.tell(new RdmaProtocol.PathMigrated());
+            return Behaviors.same();
+        }
+        if (e.type() == AsyncEventType.PATH_MIG_ERR) {
+            ctx.getLog().warn("path migration of {} failed", id.remoteAddress());
+            return Behaviors.same();
+        }
+        if (e.type() == AsyncEventType.QP_FATAL || e.type() == AsyncEventType.QP_REQ_ERR
+                || e.type() == AsyncEventType.QP_ACCESS_ERR || e.type() == AsyncEventType.DEVICE_FATAL) {
+            disconnectQuietly();
+            return closeWith(new RdmaProtocol.ErrorClosed(new IllegalStateException(e.type() + " on the connection")));
+        }
+        return Behaviors.same();
+    }
+
+    // ------------------------------------------------------------------ closing
+
+    /** Disconnect sent: wait for the peer's answer (or the CM timeout), then drain. */
+    private Behavior<ConnectionCommand> closing() {
+        return Behaviors.receive(ConnectionCommand.class)
+                .onMessage(Cm.class, m -> m.event() instanceof CmEvent.Disconnected
+                        || m.event() instanceof CmEvent.DeviceRemoval ? closeWith(closing) : Behaviors.same())
+                .onMessage(TimedOut.class, t -> closeWith(closing))
+                .onMessage(RdmaProtocol.Abort.class, a -> closeWith(closing))
+                .onMessage(HandlerTerminated.class, t -> closeWith(closing))
+                .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
+                .onMessage(RdmaProtocol.DataCommand.class, c -> {
+                    handler.tell(new CommandFailed(c, new RdmaProtocol.ConnectionClosed("the connection is closing")));
+                    return Behaviors.same();
+                })
+                .onMessage(ConnectionCommand.class, c -> Behaviors.same())
+                .onSignal(PostStop.class, s -> release())
+                .build();
+    }
+
+    /** The one way out of an open connection: drain every outstanding request, tell the handler, stop. */
+    private Behavior<ConnectionCommand> closeWith(DisconnectReason reason) {
+        timers.cancel(TIMER);
+        closing = reason;
+        disconnectQuietly();
+        if (cqActor == null) {
+            handler.tell(new RdmaProtocol.Disconnected(reason));
+            return Behaviors.stopped();
+        }
+        cqActor.tell(new CompletionQueueActor.Drain());
+        return Behaviors.receive(ConnectionCommand.class)
+                .onMessage(QueuePairDrained.class, d -> {
+                    handler.tell(new RdmaProtocol.Disconnected(reason));
+                    return Behaviors.<ConnectionCommand>stopped();
+                })
+                .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
+                .onMessage(RdmaProtocol.DataCommand.class, c -> {
+                    handler.tell(new CommandFailed(c, new RdmaProtocol.ConnectionClosed("the connection is closing")));
+                    return Behaviors.same();
+                })
+                .onMessage(ConnectionCommand.class, c -> Behaviors.same())
+                .onSignal(PostStop.class, s -> release())
+                .build();
+    }
+
+    /** rdma_disconnect moves the QP to ERR and flushes it; after the peer has gone it may fail, harmlessly. */
+    private void disconnectQuietly() {
+        try {
+            id.disconnect();
+        } catch (RuntimeException e) {
+            ctx.getLog().debug("disconnect", e);
+        }
+    }
+
+    /** PostStop: the CQ and QP actors (children) already freed theirs; free PD, then the id. */
+    private Behavior<ConnectionCommand> release() {
+        if (qp != null) {
+            ActorRef<DeviceActor.Command> deviceActor = devices.get(id.device() == null ? "" : id.device().name());
+            if (deviceActor != null) {
+                deviceActor.tell(new DeviceActor.UnregisterQp(qp.qpNum()));
+            }
+            id.destroyQueuePair();
+        }
+        if (pd != null) {
+            pd.close();
+        }
+        id.close();
+        return Behaviors.same();
+    }
+}

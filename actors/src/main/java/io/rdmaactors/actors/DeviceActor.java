@@ -1,0 +1,92 @@
+package io.rdmaactors.actors;
+
+import io.rdmaactors.cm.AsyncEvent;
+import io.rdmaactors.cm.AsyncEventType;
+import io.rdmaactors.cm.EventPump;
+import io.rdmaactors.verbs.Device;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.PostStop;
+import org.apache.pekko.actor.typed.PreRestart;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+
+/**
+ * One per device: pumps the device's async events and routes each to the actor that owns the QP it
+ * names; a fatal device error goes to every registered owner.
+ */
+final class DeviceActor extends AbstractBehavior<DeviceActor.Command> {
+
+    interface Command {
+    }
+
+    record RegisterQp(int qpNum, ActorRef<RdmaProtocol.ConnectionCommand> owner) implements Command {
+    }
+
+    record UnregisterQp(int qpNum) implements Command {
+    }
+
+    private record Pumped(AsyncEvent event) implements Command {
+    }
+
+    private final Device device;
+    private final EventPump<AsyncEvent> pump;
+    private final Map<Integer, ActorRef<RdmaProtocol.ConnectionCommand>> owners = new HashMap<>();
+
+    static Behavior<Command> create(Device device) {
+        return Behaviors.setup(ctx -> new DeviceActor(ctx, device));
+    }
+
+    private DeviceActor(ActorContext<Command> ctx, Device device) {
+        super(ctx);
+        this.device = device;
+        ActorRef<Command> self = ctx.getSelf();
+        this.pump = EventPump.start("rdma-async-" + device.name(), device.asyncEvents(), e -> self.tell(new Pumped(e)),
+                AsyncEvent.SourceFailed::new);
+    }
+
+    @Override
+    public Receive<Command> createReceive() {
+        return newReceiveBuilder()
+                .onMessage(RegisterQp.class, r -> {
+                    owners.put(r.qpNum(), r.owner());
+                    return this;
+                })
+                .onMessage(UnregisterQp.class, u -> {
+                    owners.remove(u.qpNum());
+                    return this;
+                })
+                .onMessage(Pumped.class, p -> onEvent(p.event()))
+                .onSignal(PostStop.class, s -> stopPump())
+                .onSignal(PreRestart.class, s -> stopPump())
+                .build();
+    }
+
+    private Behavior<Command> stopPump() {
+        pump.close();
+        return this;
+    }
+
+    private Behavior<Command> onEvent(AsyncEvent event) {
+        if (event instanceof AsyncEvent.QpEvent qp) {
+            ActorRef<RdmaProtocol.ConnectionCommand> owner = owners.get(qp.qpNum());
+            if (owner != null) {
+                owner.tell(new ConnectionActor.Async(event));
+            }
+        } else if (event.type() == AsyncEventType.DEVICE_FATAL) {
+            getContext().getLog().error("device {} failed", device.name());
+            owners.values().forEach(o -> o.tell(new ConnectionActor.Async(event)));
+        } else if (event instanceof AsyncEvent.SourceFailed failed) {
+            if (device.isAlive()) {
+                getContext().getLog().warn("async events of {} failed", device.name(), failed.cause());
+            }
+        } else {
+            getContext().getLog().info("{} on {}", event, device.name());
+        }
+        return this;
+    }
+}

@@ -1,0 +1,42 @@
+package io.rdmaactors.actors;
+
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Extension;
+import org.apache.pekko.actor.typed.ExtensionId;
+import org.apache.pekko.actor.typed.Props;
+
+/**
+ * The rdma-actors extension: {@code Rdma.get(system).manager()} takes {@link RdmaProtocol.Listen}
+ * and {@link RdmaProtocol.Connect}, as Pekko IO's {@code Tcp.get(system).manager()} does.
+ */
+public final class Rdma implements Extension {
+
+    private static final ExtensionId<Rdma> ID = new ExtensionId<>() {
+        @Override
+        public Rdma createExtension(ActorSystem<?> system) {
+            return new Rdma(system);
+        }
+    };
+
+    private final RdmaSettings settings;
+    private final ActorRef<RdmaProtocol.ManagerCommand> manager;
+
+    private Rdma(ActorSystem<?> system) {
+        this.settings = RdmaSettings.from(system.settings().config());
+        this.manager = system.systemActorOf(RdmaManager.create(settings), "rdma-manager",
+                Props.empty().withDispatcherFromConfig(settings.dispatcher()));
+    }
+
+    public static Rdma get(ActorSystem<?> system) {
+        return ID.apply(system);
+    }
+
+    public ActorRef<RdmaProtocol.ManagerCommand> manager() {
+        return manager;
+    }
+
+    public RdmaSettings settings() {
+        return settings;
+    }
+}

@@ -1,0 +1,70 @@
+package io.rdmaactors.actors;
+
+import io.rdmaactors.verbs.Device;
+import io.rdmaactors.verbs.Fabric;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.PostStop;
+import org.apache.pekko.actor.typed.PreRestart;
+import org.apache.pekko.actor.typed.Props;
+import org.apache.pekko.actor.typed.SupervisorStrategy;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+
+/**
+ * The entry point: opens the configured fabric, runs one {@link DeviceActor} per device and the
+ * {@link CmEventActor} of the CM event channel, and hands Listen and Connect to it. It may restart:
+ * its children stop, the fabric is closed, and the new incarnation opens it again.
+ */
+final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
+
+    private final Fabric fabric;
+    private final ActorRef<CmEventActor.Command> cmEvents;
+
+    static Behavior<RdmaProtocol.ManagerCommand> create(RdmaSettings settings) {
+        return Behaviors.supervise(Behaviors.setup(
+                (ActorContext<RdmaProtocol.ManagerCommand> ctx) -> new RdmaManager(ctx, settings)))
+                .onFailure(SupervisorStrategy.restart());
+    }
+
+    private RdmaManager(ActorContext<RdmaProtocol.ManagerCommand> ctx, RdmaSettings settings) {
+        super(ctx);
+        this.fabric = Fabric.open(settings.fabric(), settings.fabricOptions());
+        Props props = Props.empty().withDispatcherFromConfig(settings.dispatcher());
+        Map<String, ActorRef<DeviceActor.Command>> devices = new HashMap<>();
+        for (Device device : fabric.devices()) {
+            devices.put(device.name(), ctx.spawn(Behaviors.supervise(DeviceActor.create(device))
+                    .onFailure(SupervisorStrategy.restart()), "device-" + device.name(), props));
+        }
+        this.cmEvents = ctx.spawn(CmEventActor.create(fabric, settings, Map.copyOf(devices)), "cm-events", props);
+    }
+
+    @Override
+    public Receive<RdmaProtocol.ManagerCommand> createReceive() {
+        return newReceiveBuilder()
+                .onMessage(RdmaProtocol.Listen.class, l -> {
+                    cmEvents.tell(new CmEventActor.StartListener(l));
+                    return this;
+                })
+                .onMessage(RdmaProtocol.Connect.class, c -> {
+                    cmEvents.tell(new CmEventActor.StartConnector(c));
+                    return this;
+                })
+                .onMessage(RdmaProtocol.GetFabric.class, g -> {
+                    g.replyTo().tell(fabric);
+                    return this;
+                })
+                .onSignal(PostStop.class, s -> closeFabric())
+                .onSignal(PreRestart.class, s -> closeFabric())
+                .build();
+    }
+
+    private Behavior<RdmaProtocol.ManagerCommand> closeFabric() {
+        fabric.close();
+        return this;
+    }
+}

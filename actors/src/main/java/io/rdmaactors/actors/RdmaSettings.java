@@ -1,0 +1,29 @@
+package io.rdmaactors.actors;
+
+import com.typesafe.config.Config;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+/** The {@code rdma-actors} section of the configuration (see reference.conf). */
+public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int sendQueueDepth,
+                           int receiveQueueDepth, int bufferSize, Duration resolveTimeout, Duration connectTimeout,
+                           Duration acceptTimeout, String dispatcher) {
+
+    public RdmaSettings {
+        fabricOptions = Map.copyOf(fabricOptions);
+        if (sendQueueDepth < 1 || receiveQueueDepth < 1 || bufferSize < 8) {
+            throw new IllegalArgumentException("queue depths must be positive and buffer-size at least 8");
+        }
+    }
+
+    public static RdmaSettings from(Config root) {
+        Config c = root.getConfig("rdma-actors");
+        Map<String, String> options = new HashMap<>();
+        Config opts = c.getConfig("fabric-options");
+        opts.entrySet().forEach(e -> options.put(e.getKey().replace("\"", ""), opts.getString(e.getKey())));
+        return new RdmaSettings(c.getString("fabric"), options, c.getInt("send-queue-depth"),
+                c.getInt("receive-queue-depth"), c.getInt("buffer-size"), c.getDuration("resolve-timeout"),
+                c.getDuration("connect-timeout"), c.getDuration("accept-timeout"), c.getString("dispatcher"));
+    }
+}
