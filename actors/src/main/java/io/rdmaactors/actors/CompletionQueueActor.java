@@ -5,6 +5,7 @@ import io.rdmaactors.verbs.CompletionChannel;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.WorkCompletion;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -41,7 +42,9 @@ final class CompletionQueueActor extends AbstractBehavior<CompletionQueueActor.C
     private final EventPump<Command> pump;
     private final ActorRef<QueuePairActor.Command> consumer;
     private final WorkCompletion[] batch = new WorkCompletion[32];
-    private int unacked;
+    /** Channel events the pump took; each must be acked before the CQ can be destroyed. */
+    private final AtomicInteger received = new AtomicInteger();
+    private int acked;
 
     static Behavior<Command> create(CompletionQueue cq, CompletionChannel channel,
                                     Behavior<QueuePairActor.Command> consumer,
@@ -68,7 +71,11 @@ final class CompletionQueueActor extends AbstractBehavior<CompletionQueueActor.C
         return new io.rdmaactors.cm.EventSource<>() {
             @Override
             public Command await(java.time.Duration timeout) throws Exception {
-                return channel.await(timeout) == null ? null : new Notified();
+                if (channel.await(timeout) == null) {
+                    return null;
+                }
+                received.incrementAndGet();
+                return new Notified();
             }
 
             @Override
@@ -82,10 +89,7 @@ final class CompletionQueueActor extends AbstractBehavior<CompletionQueueActor.C
     public Receive<Command> createReceive() {
         return newReceiveBuilder()
                 .onMessage(Notified.class, n -> {
-                    if (++unacked >= ACK_BATCH) {
-                        cq.ackEvents(unacked);
-                        unacked = 0;
-                    }
+                    ackEvents(ACK_BATCH);
                     cq.requestNotify(false);
                     pollAll();
                     return this;
@@ -100,14 +104,21 @@ final class CompletionQueueActor extends AbstractBehavior<CompletionQueueActor.C
                 })
                 .onSignal(PostStop.class, s -> {
                     pump.close();
-                    if (unacked > 0) {
-                        cq.ackEvents(unacked);
-                    }
+                    ackEvents(1);
                     cq.close();
                     channel.close();
                     return this;
                 })
                 .build();
+    }
+
+    /** Acks what the pump took once at least {@code batch} events are pending. */
+    private void ackEvents(int batch) {
+        int pending = received.get() - acked;
+        if (pending >= batch) {
+            cq.ackEvents(pending);
+            acked += pending;
+        }
     }
 
     private void pollAll() {

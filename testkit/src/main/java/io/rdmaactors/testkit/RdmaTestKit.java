@@ -1,0 +1,116 @@
+package io.rdmaactors.testkit;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.rdmaactors.actors.Rdma;
+import io.rdmaactors.actors.RdmaProtocol;
+import io.rdmaactors.verbs.Fabric;
+import io.rdmaactors.verbs.FaultInjector;
+import io.rdmaactors.verbs.ResourceKind;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorRef;
+
+/**
+ * An ActorTestKit with rdma-actors running on a fresh soft fabric, and the checks every test of an
+ * RDMA service wants: nothing leaked (the resource ledger reads zero) and no framework thread
+ * outlives the actor system.
+ */
+public final class RdmaTestKit implements AutoCloseable {
+
+    private final ActorTestKit testKit;
+    private final Fabric fabric;
+    /** What the framework itself holds while it runs: the manager's CM event channel. */
+    private final Map<ResourceKind, Long> baseline;
+
+    private RdmaTestKit(ActorTestKit testKit) {
+        this.testKit = testKit;
+        TestProbe<Fabric> probe = testKit.createTestProbe();
+        manager().tell(new RdmaProtocol.GetFabric(probe.getRef()));
+        this.fabric = probe.receiveMessage(Duration.ofSeconds(10));
+        this.baseline = fabric.ledger().snapshot();
+    }
+
+    /** A test kit whose configuration is {@code config} over the defaults (e.g. queue depths). */
+    public static RdmaTestKit create(String config) {
+        Config merged = ConfigFactory.parseString(config).withFallback(ConfigFactory.load());
+        return new RdmaTestKit(ActorTestKit.create(merged));
+    }
+
+    public static RdmaTestKit create() {
+        return create("");
+    }
+
+    public ActorTestKit testKit() {
+        return testKit;
+    }
+
+    public ActorRef<RdmaProtocol.ManagerCommand> manager() {
+        return Rdma.get(testKit.system()).manager();
+    }
+
+    public Fabric fabric() {
+        return fabric;
+    }
+
+    /** Fault injection on the fabric: cut ports, kill peers, drop connections, remove devices. */
+    public FaultInjector faults() {
+        return fabric.faults().orElseThrow(() -> new IllegalStateException(
+                "the " + fabric.provider() + " fabric has no fault injection"));
+    }
+
+    public <T> TestProbe<T> probe() {
+        return testKit.createTestProbe();
+    }
+
+    /**
+     * Waits until every resource that connections and listeners took was released, so the ledger
+     * holds only what the framework itself runs on; fails naming what is still live.
+     */
+    public void awaitNoLeaks(Duration within) {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (!fabric.ledger().snapshot().equals(baseline)) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("resources still live after " + within + ": " + fabric.ledger());
+            }
+            sleep(10);
+        }
+    }
+
+    /** Shuts the actor system down and fails if an rdma-actors thread survives it. */
+    @Override
+    public void close() {
+        testKit.shutdownTestKit();
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        List<String> alive = frameworkThreads();
+        while (!alive.isEmpty() && System.nanoTime() < deadline) {
+            sleep(20);
+            alive = frameworkThreads();
+        }
+        if (!alive.isEmpty()) {
+            throw new AssertionError("rdma-actors threads outlived the actor system: " + alive);
+        }
+        if (fabric.ledger().total() != 0) {
+            throw new AssertionError("resources outlived the actor system: " + fabric.ledger());
+        }
+    }
+
+    /** Live threads that rdma-actors started: pumps, fabric timers, links, listeners. */
+    public static List<String> frameworkThreads() {
+        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
+                .filter(n -> n.startsWith("rdma-")).collect(Collectors.toList());
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+}

@@ -1,0 +1,279 @@
+package io.rdmaactors.actors;
+
+import static io.rdmaactors.actors.Connections.WAIT;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
+import io.rdmaactors.testkit.RdmaTestKit;
+import io.rdmaactors.verbs.Access;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class ConnectionActorTest {
+
+    private RdmaTestKit kit;
+
+    @BeforeEach
+    void start() {
+        kit = RdmaTestKit.create("rdma-actors.accept-timeout = 500ms\nrdma-actors.receive-queue-depth = 8\n"
+                + "rdma-actors.send-queue-depth = 4");
+    }
+
+    @AfterEach
+    void stop() {
+        kit.close();
+    }
+
+    @Test
+    void connectAndAcceptCarryPrivateDataBothWays() {
+        Connections.Listener listener = Connections.listen(kit, 8);
+        Connections.Pair pair = Connections.connect(kit, listener, new byte[] {9, 8, 7}, new byte[196]);
+        Connections.close(kit, pair);
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void connectToNobodyFailsRejectedWithinItsTimeout() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        TestProbe<ConnectionEvent> events = kit.probe();
+        kit.manager().tell(new RdmaProtocol.Connect(new InetSocketAddress("127.0.0.1", port), events.getRef(), null,
+                Duration.ofSeconds(3)));
+        RdmaProtocol.ConnectFailed failed = events.expectMessageClass(RdmaProtocol.ConnectFailed.class,
+                Duration.ofSeconds(3));
+        RdmaProtocol.Rejected rejected = assertInstanceOf(RdmaProtocol.Rejected.class, failed.reason());
+        assertEquals(8, rejected.status(), "nobody listens: invalid service id");
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void connectOffTheFabricFailsWithAnAddressError() {
+        TestProbe<ConnectionEvent> events = kit.probe();
+        kit.manager().tell(new RdmaProtocol.Connect(new InetSocketAddress("192.0.2.1", 7471), events.getRef(), null,
+                Duration.ofSeconds(3)));
+        RdmaProtocol.ConnectFailed failed = events.expectMessageClass(RdmaProtocol.ConnectFailed.class, WAIT);
+        assertInstanceOf(RdmaProtocol.AddressError.class, failed.reason());
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void unansweredRequestIsRejectedAfterTheAcceptTimeout() {
+        Connections.Listener listener = Connections.listen(kit, 8);
+        TestProbe<ConnectionEvent> events = kit.probe();
+        kit.manager().tell(new RdmaProtocol.Connect(listener.listening().localAddress(), events.getRef(), null, WAIT));
+        listener.bind().expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
+        RdmaProtocol.ConnectFailed failed = events.expectMessageClass(RdmaProtocol.ConnectFailed.class, WAIT);
+        assertEquals(28, assertInstanceOf(RdmaProtocol.Rejected.class, failed.reason()).status());
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void rejectCarriesPrivateData() {
+        Connections.Listener listener = Connections.listen(kit, 8);
+        TestProbe<ConnectionEvent> events = kit.probe();
+        kit.manager().tell(new RdmaProtocol.Connect(listener.listening().localAddress(), events.getRef(), null, WAIT));
+        listener.bind().expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT).connection()
+                .tell(new RdmaProtocol.Reject(new byte[] {42, 43}));
+        RdmaProtocol.ConnectFailed failed = events.expectMessageClass(RdmaProtocol.ConnectFailed.class, WAIT);
+        RdmaProtocol.Rejected rejected = assertInstanceOf(RdmaProtocol.Rejected.class, failed.reason());
+        assertEquals(28, rejected.status());
+        assertArrayEquals(new byte[] {42, 43}, rejected.privateData());
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void sendsArriveInOrderAndEachIsAckedOnce() {
+        Connections.Listener listener = Connections.listen(kit, 8);
+        Connections.Pair pair = Connections.connect(kit, listener);
+        for (int round = 0; round < 25; round++) {
+            for (int i = 0; i < 4; i++) {
+                int n = round * 4 + i;
+                pair.client().tell(new RdmaProtocol.Send(ByteBuffer.allocate(4).putInt(n).array(), null, n));
+            }
+            Set<Object> acked = new HashSet<>();
+            for (int i = 0; i < 4; i++) {
+                acked.add(pair.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT).token());
+            }
+            assertEquals(4, acked.size());
+        }
+        for (int n = 0; n < 100; n++) {
+            RdmaProtocol.Received r = pair.serverEvents().expectMessageClass(RdmaProtocol.Received.class, WAIT);
+            assertEquals(n, ByteBuffer.wrap(r.data()).getInt());
+        }
+        pair.clientEvents().expectNoMessage(Duration.ofMillis(100));
+        Connections.close(kit, pair);
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void rdmaWriteReadAndAtomicsThroughAnExportedRegion() {
+        Connections.Listener listener = Connections.listen(kit, 8);
+        Connections.Pair pair = Connections.connect(kit, listener);
+        ByteBuffer exportedMemory = ByteBuffer.allocateDirect(64).order(ByteOrder.nativeOrder());
+        exportedMemory.putLong(32, 100);
+        TestProbe<RdmaProtocol.Exported> exported = kit.probe();
+        pair.server().tell(new RdmaProtocol.Export(exportedMemory, EnumSet.of(Access.REMOTE_READ, Access.REMOTE_WRITE,
+                Access.REMOTE_ATOMIC), exported.getRef()));
+        RemoteRegion region = exported.expectMessageClass(RdmaProtocol.Exported.class, WAIT).region();
+        RemoteRegion travelled = RemoteRegion.fromBytes(region.toBytes());
+        assertEquals(region, travelled);
+
+        pair.client().tell(new RdmaProtocol.Write(travelled, 0, new byte[] {1, 2, 3, 4}, null, "w"));
+        assertEquals("w", pair.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT).token());
+        assertEquals(3, exportedMemory.get(2));
+        pair.client().tell(new RdmaProtocol.Read(travelled, 1, 3, "r"));
+        RdmaProtocol.ReadCompleted read = pair.clientEvents().expectMessageClass(RdmaProtocol.ReadCompleted.class, WAIT);
+        assertArrayEquals(new byte[] {2, 3, 4}, read.data());
+        pair.client().tell(new RdmaProtocol.FetchAdd(travelled, 32, 5, "fa"));
+        assertEquals(100, pair.clientEvents().expectMessageClass(RdmaProtocol.AtomicCompleted.class, WAIT).original());
+        pair.client().tell(new RdmaProtocol.CompareSwap(travelled, 32, 105, 7, "cs"));
+        assertEquals(105, pair.clientEvents().expectMessageClass(RdmaProtocol.AtomicCompleted.class, WAIT).original());
+        assertEquals(7, exportedMemory.getLong(32));
+        pair.client().tell(new RdmaProtocol.Write(travelled, 8, new byte[] {5}, 77, "wi"));
+        pair.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT);
+        RdmaProtocol.Received imm = pair.serverEvents().expectMessageClass(RdmaProtocol.Received.class, WAIT);
+        assertEquals(77, imm.immediate());
+        Connections.close(kit, pair);
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void memoryIsNotRemotelyAccessibleUnlessExportedWithTheRight() {
+        Connections.Listener listener = Connections.listen(kit, 8);
+        Connections.Pair pair = Connections.connect(kit, listener);
+        TestProbe<RdmaProtocol.Exported> exported = kit.probe();
+        pair.server().tell(new RdmaProtocol.Export(ByteBuffer.allocateDirect(64), EnumSet.of(Access.REMOTE_READ),
+                exported.getRef()));
+        RemoteRegion readOnly = exported.expectMessageClass(RdmaProtocol.Exported.class, WAIT).region();
+        RdmaProtocol.Write write = new RdmaProtocol.Write(readOnly, 0, new byte[] {1}, null, "w");
+        pair.client().tell(write);
+        RdmaProtocol.CommandFailed failed = pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT);
+        assertEquals(write, failed.command());
+        RdmaProtocol.WorkRequestFailed cause = assertInstanceOf(RdmaProtocol.WorkRequestFailed.class, failed.cause());
+        assertEquals(io.rdmaactors.verbs.WcStatus.REM_ACCESS_ERR, cause.status());
+        Connections.awaitDisconnected(pair.clientEvents());
+        pair.server().tell(new RdmaProtocol.Abort());
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void fullSendQueueSuspendsWritingUntilItDrains() {
+        Connections.Listener listener = Connections.listen(kit, 8);
+        Connections.Pair pair = Connections.connect(kit, listener);
+        pair.server().tell(new RdmaProtocol.SuspendReading());
+        // fill the server's 8 receives (held, not reposted), then 4 more wait for receiver-not-ready retries
+        for (int n = 0; n < 8; n++) {
+            pair.client().tell(RdmaProtocol.Send.of(new byte[] {(byte) n}, n));
+            pair.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT);
+        }
+        for (int n = 8; n < 12; n++) {
+            pair.client().tell(RdmaProtocol.Send.of(new byte[] {(byte) n}, n));
+        }
+        RdmaProtocol.Send refused = RdmaProtocol.Send.of(new byte[] {99}, 99);
+        pair.client().tell(refused);
+        assertEquals(refused, pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        pair.clientEvents().expectMessageClass(RdmaProtocol.WritingSuspended.class, WAIT);
+        pair.serverEvents().expectNoMessage(Duration.ofMillis(100));
+        pair.server().tell(new RdmaProtocol.ResumeReading());
+        Set<Object> acked = new HashSet<>();
+        boolean resumed = false;
+        while (acked.size() < 4 || !resumed) {
+            ConnectionEvent e = pair.clientEvents().receiveMessage(WAIT);
+            if (e instanceof RdmaProtocol.Acked a) {
+                assertTrue(acked.add(a.token()));
+            } else {
+                resumed |= e instanceof RdmaProtocol.WritingResumed;
+            }
+        }
+        List<ConnectionEvent> received = pair.serverEvents().receiveSeveralMessages(12, WAIT);
+        for (int n = 0; n < 12; n++) {
+            assertEquals(n, ((RdmaProtocol.Received) received.get(n)).data()[0]);
+        }
+        Connections.close(kit, pair);
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void peerDisconnectMidStreamAnswersEveryRequestOnce() {
+        Connections.Listener listener = Connections.listen(kit, 8);
+        Connections.Pair pair = Connections.connect(kit, listener);
+        pair.server().tell(new RdmaProtocol.SuspendReading());
+        for (int n = 0; n < 12; n++) {
+            pair.client().tell(RdmaProtocol.Send.of(new byte[] {(byte) n}, n));
+        }
+        pair.server().tell(new RdmaProtocol.Disconnect());
+        Set<Object> answered = new HashSet<>();
+        boolean disconnected = false;
+        while (!disconnected) {
+            ConnectionEvent e = pair.clientEvents().receiveMessage(WAIT);
+            if (e instanceof RdmaProtocol.Acked a) {
+                assertTrue(answered.add(a.token()), "acked twice: " + a.token());
+            } else if (e instanceof RdmaProtocol.CommandFailed f) {
+                assertTrue(answered.add(((RdmaProtocol.Send) f.command()).ack()), "answered twice: " + f);
+            } else if (e instanceof RdmaProtocol.Disconnected d) {
+                assertInstanceOf(RdmaProtocol.PeerClosed.class, d.reason());
+                disconnected = true;
+            }
+        }
+        assertEquals(12, answered.size(), "every send answered before Disconnected");
+        Connections.awaitDisconnected(pair.serverEvents());
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void handlerDeathClosesItsConnection() {
+        Connections.Listener listener = Connections.listen(kit, 8);
+        TestProbe<ConnectionEvent> clientEvents = kit.probe();
+        kit.manager().tell(new RdmaProtocol.Connect(listener.listening().localAddress(), clientEvents.getRef(), null,
+                WAIT));
+        TestProbe<ConnectionEvent> doomed = kit.probe();
+        listener.bind().expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT).connection()
+                .tell(new RdmaProtocol.Accept(doomed.getRef(), null));
+        clientEvents.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
+        doomed.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
+        doomed.stop();
+        RdmaProtocol.Disconnected d = clientEvents.expectMessageClass(RdmaProtocol.Disconnected.class, WAIT);
+        assertInstanceOf(RdmaProtocol.PeerClosed.class, d.reason());
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void deviceRemovalEndsEveryConnectionOnItErrorClosed() {
+        Connections.Listener listener = Connections.listen(kit, 8);
+        Connections.Pair a = Connections.connect(kit, listener);
+        Connections.Pair b = Connections.connect(kit, listener);
+        kit.faults().removeDevice(kit.fabric().device("soft0"));
+        for (TestProbe<ConnectionEvent> events : List.of(a.clientEvents(), a.serverEvents(), b.clientEvents(),
+                b.serverEvents())) {
+            RdmaProtocol.Disconnected d = events.expectMessageClass(RdmaProtocol.Disconnected.class, WAIT);
+            assertInstanceOf(RdmaProtocol.ErrorClosed.class, d.reason());
+        }
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+}

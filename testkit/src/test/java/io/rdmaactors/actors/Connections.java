@@ -1,0 +1,75 @@
+package io.rdmaactors.actors;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+
+import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
+import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
+import io.rdmaactors.actors.RdmaProtocol.ListenerEvent;
+import io.rdmaactors.testkit.RdmaTestKit;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorRef;
+
+/** Sets up listeners and connected pairs through the manager, as a service would. */
+final class Connections {
+
+    static final Duration WAIT = Duration.ofSeconds(10);
+
+    record Listener(TestProbe<ListenerEvent> bind, RdmaProtocol.Listening listening) {
+    }
+
+    record Pair(ActorRef<ConnectionCommand> client, TestProbe<ConnectionEvent> clientEvents,
+                ActorRef<ConnectionCommand> server, TestProbe<ConnectionEvent> serverEvents) {
+    }
+
+    private Connections() {
+    }
+
+    static Listener listen(RdmaTestKit kit, int backlog) {
+        TestProbe<ListenerEvent> bind = kit.probe();
+        kit.manager().tell(new RdmaProtocol.Listen(new InetSocketAddress("127.0.0.1", 0), bind.getRef(), backlog));
+        return new Listener(bind, bind.expectMessageClass(RdmaProtocol.Listening.class, WAIT));
+    }
+
+    static void unbind(Listener listener) {
+        listener.listening().listener().tell(new RdmaProtocol.Unbind());
+        listener.bind().fishForMessage(WAIT, e -> e instanceof RdmaProtocol.Unbound
+                ? FishingOutcomes.complete() : FishingOutcomes.continueAndIgnore());
+    }
+
+    static Pair connect(RdmaTestKit kit, Listener listener, byte[] clientData, byte[] serverData) {
+        TestProbe<ConnectionEvent> clientEvents = kit.probe();
+        kit.manager().tell(new RdmaProtocol.Connect(listener.listening().localAddress(), clientEvents.getRef(),
+                clientData, WAIT));
+        RdmaProtocol.ConnectionRequested request = listener.bind()
+                .expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
+        assertArrayEquals(clientData, request.privateData(), "the request carries the client's private data");
+        TestProbe<ConnectionEvent> serverEvents = kit.probe();
+        request.connection().tell(new RdmaProtocol.Accept(serverEvents.getRef(), serverData));
+        RdmaProtocol.Connected client = clientEvents.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
+        assertArrayEquals(serverData, client.privateData(), "the client sees the accept's private data");
+        RdmaProtocol.Connected server = serverEvents.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
+        return new Pair(client.connection(), clientEvents, server.connection(), serverEvents);
+    }
+
+    static Pair connect(RdmaTestKit kit, Listener listener) {
+        return connect(kit, listener, new byte[] {1, 2, 3}, new byte[] {4, 5});
+    }
+
+    /** Disconnects a pair and waits until both sides are gone and nothing is left registered. */
+    static void close(RdmaTestKit kit, Pair pair) {
+        pair.client().tell(new RdmaProtocol.Disconnect());
+        awaitDisconnected(pair.clientEvents());
+        awaitDisconnected(pair.serverEvents());
+    }
+
+    /** Skips other events until the connection's Disconnected. */
+    static RdmaProtocol.Disconnected awaitDisconnected(TestProbe<ConnectionEvent> events) {
+        List<ConnectionEvent> seen = events.fishForMessage(WAIT, e -> e instanceof RdmaProtocol.Disconnected
+                ? FishingOutcomes.complete() : FishingOutcomes.continueAndIgnore());
+        return (RdmaProtocol.Disconnected) seen.get(seen.size() - 1);
+    }
+}
