@@ -42,6 +42,10 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     record AdoptAgent(long handle, Behavior<RdmaProtocol.ConnectionCommand> agent) implements Command {
     }
 
+    /** An agent another actor spawned (an SRQ server's connection): route its id's events to it. */
+    record Route(long handle, ActorRef<RdmaProtocol.ConnectionCommand> agent) implements Command {
+    }
+
     private record Pumped(CmEvent event) implements Command {
     }
 
@@ -80,6 +84,11 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
                 .onMessage(StartListener.class, this::onStartListener)
                 .onMessage(StartConnector.class, this::onStartConnector)
                 .onMessage(AdoptAgent.class, this::onAdoptAgent)
+                .onMessage(Route.class, r -> {
+                    getContext().watchWith(r.agent(), new Stopped(r.handle()));
+                    route(r.handle(), r.agent());
+                    return this;
+                })
                 .onMessage(Pumped.class, p -> onEvent(p.event()))
                 .onMessage(Stopped.class, s -> {
                     routes.remove(s.handle());
@@ -104,8 +113,22 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
             m.listen().handler().tell(new RdmaProtocol.CommandFailed(m.listen(), e));
             return this;
         }
+        SrqActor.Shared shared = null;
+        if (m.listen().sharedReceiveQueue()) {
+            try {
+                SrqActor.Resources resources = new SrqActor.Resources(id.device(), settings);
+                ActorRef<SrqActor.Command> srq = getContext().spawn(SrqActor.create(resources, getContext().getSelf(),
+                        devices.get(id.device().name())), "srq-" + id.handle(),
+                        Props.empty().withDispatcherFromConfig(settings.dispatcher()));
+                shared = new SrqActor.Shared(resources.pd, resources.srq, resources.cq, srq);
+            } catch (RuntimeException e) {
+                id.close();
+                m.listen().handler().tell(new RdmaProtocol.CommandFailed(m.listen(), e));
+                return this;
+            }
+        }
         ActorRef<RdmaProtocol.ListenerCommand> listener = spawn(ListenerActor.create(id, m.listen().handler(), settings,
-                devices, getContext().getSelf()), "listener-" + id.handle(), id.handle());
+                devices, getContext().getSelf(), shared), "listener-" + id.handle(), id.handle());
         routes.put(id.handle(), e -> listener.tell(new ListenerActor.Event(e)));
         return this;
     }
@@ -119,13 +142,16 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     }
 
     private Behavior<Command> onAdoptAgent(AdoptAgent m) {
-        ActorRef<RdmaProtocol.ConnectionCommand> agent = spawn(m.agent(), "connection-" + m.handle(), m.handle());
-        routes.put(m.handle(), e -> agent.tell(new ConnectionActor.Cm(e)));
-        List<CmEvent> early = held.remove(m.handle());
+        route(m.handle(), spawn(m.agent(), "connection-" + m.handle(), m.handle()));
+        return this;
+    }
+
+    private void route(long handle, ActorRef<RdmaProtocol.ConnectionCommand> agent) {
+        routes.put(handle, e -> agent.tell(new ConnectionActor.Cm(e)));
+        List<CmEvent> early = held.remove(handle);
         if (early != null) {
             early.forEach(e -> agent.tell(new ConnectionActor.Cm(e)));
         }
-        return this;
     }
 
     private <T> ActorRef<T> spawn(Behavior<T> behavior, String name, long handle) {

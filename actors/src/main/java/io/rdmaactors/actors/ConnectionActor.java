@@ -53,6 +53,10 @@ final class ConnectionActor {
     record QueuePairDrained() implements ConnectionCommand {
     }
 
+    /** A message this connection's QP took from the listener's shared receive queue. */
+    record SharedReceived(RdmaProtocol.Received received) implements ConnectionCommand {
+    }
+
     record QueuePairStarted(ActorRef<QueuePairActor.Command> qp) implements ConnectionCommand {
     }
 
@@ -69,6 +73,8 @@ final class ConnectionActor {
     private final CmId id;
     private final RdmaSettings settings;
     private final Map<String, ActorRef<DeviceActor.Command>> devices;
+    /** The listener's SRQ this connection receives from, or null for its own receive queue. */
+    private SrqActor.Shared shared;
     private ActorRef<ConnectionEvent> handler;
     private ProtectionDomain pd;
     private QueuePair qp;
@@ -179,9 +185,11 @@ final class ConnectionActor {
 
     static Behavior<ConnectionCommand> agent(CmId id, byte[] privateData,
                                              ActorRef<RdmaProtocol.ListenerEvent> bindHandler, RdmaSettings settings,
-                                             Map<String, ActorRef<DeviceActor.Command>> devices) {
+                                             Map<String, ActorRef<DeviceActor.Command>> devices,
+                                             SrqActor.Shared shared) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             ConnectionActor c = new ConnectionActor(ctx, timers, id, settings, devices);
+            c.shared = shared;
             timers.startSingleTimer(TIMER, new TimedOut(), settings.acceptTimeout());
             bindHandler.tell(new RdmaProtocol.ConnectionRequested(id.remoteAddress(), privateData, ctx.getSelf()));
             return c.awaitingDecision(privateData);
@@ -258,10 +266,13 @@ final class ConnectionActor {
 
     // ------------------------------------------------------------------ resources
 
-    /** PD, completion channel, CQ and QP for this id, and the actors that own CQ and QP. */
+    /**
+     * The PD (or the SRQ's), a completion channel, a CQ and the QP for this id, and the actors that
+     * own CQ and QP.
+     */
     private void createQueuePair() {
         Device device = id.device();
-        pd = device.allocateProtectionDomain();
+        ProtectionDomain qpPd = shared != null ? shared.pd() : (pd = device.allocateProtectionDomain());
         CompletionChannel channel = device.createCompletionChannel();
         CompletionQueue cq;
         try {
@@ -272,9 +283,13 @@ final class ConnectionActor {
         }
         QueuePairActor.Buffers buffers;
         try {
-            qp = id.createQueuePair(pd, QpInitAttributes.rc(cq, settings.sendQueueDepth(),
-                    settings.receiveQueueDepth()));
-            buffers = QueuePairActor.prepare(qp, pd, settings);
+            QpInitAttributes attributes = QpInitAttributes.rc(cq, settings.sendQueueDepth(),
+                    settings.receiveQueueDepth());
+            if (shared != null) {
+                attributes = attributes.withCompletionQueues(cq, shared.cq()).withSrq(shared.srq());
+            }
+            qp = id.createQueuePair(qpPd, attributes);
+            buffers = QueuePairActor.prepare(qp, qpPd, settings, shared == null);
         } catch (RuntimeException e) {
             id.destroyQueuePair();
             qp = null;
@@ -283,10 +298,13 @@ final class ConnectionActor {
             throw e;
         }
         cqActor = ctx.spawn(CompletionQueueActor.create(cq, channel,
-                QueuePairActor.create(id, qp, pd, buffers, handler, ctx.getSelf()), ctx.getSelf()), "cq");
+                QueuePairActor.create(id, qp, qpPd, buffers, handler, ctx.getSelf()), ctx.getSelf()), "cq");
         ActorRef<DeviceActor.Command> deviceActor = devices.get(device.name());
         if (deviceActor != null) {
             deviceActor.tell(new DeviceActor.RegisterQp(qp.qpNum(), ctx.getSelf()));
+        }
+        if (shared != null) {
+            shared.owner().tell(new SrqActor.Attach(qp.qpNum(), ctx.getSelf()));
         }
     }
 
@@ -340,6 +358,10 @@ final class ConnectionActor {
                 .onMessage(RdmaProtocol.Abort.class, a -> closeWith(new RdmaProtocol.Closed()))
                 .onMessage(HandlerTerminated.class, t -> closeWith(new RdmaProtocol.ErrorClosed(
                         new IllegalStateException("the connection's handler terminated"))))
+                .onMessage(SharedReceived.class, r -> {
+                    handler.tell(r.received());
+                    return Behaviors.same();
+                })
                 .onMessage(Cm.class, m -> onCmWhileOpen(m.event()))
                 .onMessage(Async.class, a -> onAsync(a.event()))
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
@@ -448,6 +470,9 @@ final class ConnectionActor {
             ActorRef<DeviceActor.Command> deviceActor = devices.get(id.device() == null ? "" : id.device().name());
             if (deviceActor != null) {
                 deviceActor.tell(new DeviceActor.UnregisterQp(qp.qpNum()));
+            }
+            if (shared != null) {
+                shared.owner().tell(new SrqActor.Detach(qp.qpNum()));
             }
             id.destroyQueuePair();
         }

@@ -69,23 +69,28 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
         final int sendSlots;
         final int receiveSlots;
 
-        private Buffers(ProtectionDomain pd, RdmaSettings settings) {
+        private Buffers(ProtectionDomain pd, RdmaSettings settings, boolean ownReceives) {
             this.slotSize = settings.bufferSize();
             this.sendSlots = settings.sendQueueDepth();
-            this.receiveSlots = settings.receiveQueueDepth();
+            this.receiveSlots = ownReceives ? settings.receiveQueueDepth() : 0;
             this.send = pd.register(ByteBuffer.allocateDirect(sendSlots * slotSize));
-            this.receive = pd.register(ByteBuffer.allocateDirect(receiveSlots * slotSize));
+            this.receive = ownReceives ? pd.register(ByteBuffer.allocateDirect(receiveSlots * slotSize)) : null;
         }
 
         void close() {
             send.close();
-            receive.close();
+            if (receive != null) {
+                receive.close();
+            }
         }
     }
 
-    /** Registers the buffers and posts every receive before the connection can carry a message. */
-    static Buffers prepare(QueuePair qp, ProtectionDomain pd, RdmaSettings settings) {
-        Buffers buffers = new Buffers(pd, settings);
+    /**
+     * Registers the buffers and posts every receive before the connection can carry a message;
+     * a QP on a shared receive queue has no receives of its own.
+     */
+    static Buffers prepare(QueuePair qp, ProtectionDomain pd, RdmaSettings settings, boolean ownReceives) {
+        Buffers buffers = new Buffers(pd, settings, ownReceives);
         try {
             for (int slot = 0; slot < buffers.receiveSlots; slot++) {
                 qp.postReceive(receiveRequest(buffers, slot));
@@ -140,7 +145,7 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
             freeSlots.add(i);
         }
         this.sendMemory = buffers.send.buffer().order(ByteOrder.nativeOrder());
-        this.receiveMemory = buffers.receive.buffer();
+        this.receiveMemory = buffers.receive == null ? null : buffers.receive.buffer();
     }
 
     @Override

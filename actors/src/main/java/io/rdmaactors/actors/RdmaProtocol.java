@@ -24,9 +24,16 @@ public final class RdmaProtocol {
     public interface ManagerCommand {
     }
 
-    /** Listens on {@code bind}; the handler gets {@link Listening} or {@link CommandFailed}, then requests. */
-    public record Listen(InetSocketAddress bind, ActorRef<ListenerEvent> handler, int backlog)
-            implements ManagerCommand {
+    /**
+     * Listens on {@code bind}; the handler gets {@link Listening} or {@link CommandFailed}, then
+     * requests. With {@code sharedReceiveQueue} every accepted connection receives from one SRQ
+     * (the multi-QP server): receive buffers scale with the server, not with its connections.
+     */
+    public record Listen(InetSocketAddress bind, ActorRef<ListenerEvent> handler, int backlog,
+                         boolean sharedReceiveQueue) implements ManagerCommand {
+        public Listen(InetSocketAddress bind, ActorRef<ListenerEvent> handler, int backlog) {
+            this(bind, handler, backlog, false);
+        }
     }
 
     /**
