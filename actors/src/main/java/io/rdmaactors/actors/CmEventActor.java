@@ -38,6 +38,10 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     record StartConnector(RdmaProtocol.Connect connect) implements Command {
     }
 
+    /** Creates a UDP id and the {@link MulticastActor} that joins the group with it. */
+    record StartMulticast(RdmaProtocol.JoinMulticast join) implements Command {
+    }
+
     /** A listener hands over a requested id: the agent behavior to run it. */
     record AdoptAgent(long handle, Behavior<RdmaProtocol.ConnectionCommand> agent) implements Command {
     }
@@ -61,18 +65,19 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     /** Events for requested ids whose agent is not running yet. */
     private final Map<Long, List<CmEvent>> held = new HashMap<>();
 
-    static Behavior<Command> create(Fabric fabric, RdmaSettings settings,
+    /** Runs {@code channel} (created by the caller, so it exists once this returns) and closes it on stop. */
+    static Behavior<Command> create(Fabric fabric, EventChannel channel, RdmaSettings settings,
                                     Map<String, ActorRef<DeviceActor.Command>> devices) {
-        return Behaviors.setup(ctx -> new CmEventActor(ctx, fabric, settings, devices));
+        return Behaviors.setup(ctx -> new CmEventActor(ctx, fabric, channel, settings, devices));
     }
 
-    private CmEventActor(ActorContext<Command> ctx, Fabric fabric, RdmaSettings settings,
+    private CmEventActor(ActorContext<Command> ctx, Fabric fabric, EventChannel channel, RdmaSettings settings,
                          Map<String, ActorRef<DeviceActor.Command>> devices) {
         super(ctx);
         this.fabric = fabric;
         this.settings = settings;
         this.devices = devices;
-        this.channel = fabric.createEventChannel();
+        this.channel = channel;
         ActorRef<Command> self = ctx.getSelf();
         this.pump = EventPump.start("rdma-cm-" + ctx.getSelf().path().name(), channel,
                 e -> self.tell(new Pumped(e)), CmEvent.ChannelFailed::new);
@@ -83,6 +88,7 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
         return newReceiveBuilder()
                 .onMessage(StartListener.class, this::onStartListener)
                 .onMessage(StartConnector.class, this::onStartConnector)
+                .onMessage(StartMulticast.class, this::onStartMulticast)
                 .onMessage(AdoptAgent.class, this::onAdoptAgent)
                 .onMessage(Route.class, r -> {
                     getContext().watchWith(r.agent(), new Stopped(r.handle()));
@@ -138,6 +144,14 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
         ActorRef<RdmaProtocol.ConnectionCommand> connection = spawn(
                 ConnectionActor.connector(id, m.connect(), settings, devices), "connection-" + id.handle(), id.handle());
         routes.put(id.handle(), e -> connection.tell(new ConnectionActor.Cm(e)));
+        return this;
+    }
+
+    private Behavior<Command> onStartMulticast(StartMulticast m) {
+        CmId id = fabric.createCmId(channel, PortSpace.UDP);
+        ActorRef<RdmaProtocol.MulticastCommand> member = spawn(MulticastActor.create(id, m.join(), settings),
+                "multicast-" + id.handle(), id.handle());
+        routes.put(id.handle(), e -> member.tell(new MulticastActor.Cm(e)));
         return this;
     }
 

@@ -40,7 +40,8 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
             devices.put(device.name(), ctx.spawn(Behaviors.supervise(DeviceActor.create(device))
                     .onFailure(SupervisorStrategy.restart()), "device-" + device.name(), props));
         }
-        this.cmEvents = ctx.spawn(CmEventActor.create(fabric, settings, Map.copyOf(devices)), "cm-events", props);
+        this.cmEvents = ctx.spawn(CmEventActor.create(fabric, fabric.createEventChannel(), settings,
+                Map.copyOf(devices)), "cm-events", props);
     }
 
     @Override
@@ -52,6 +53,10 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
                 })
                 .onMessage(RdmaProtocol.Connect.class, c -> {
                     cmEvents.tell(new CmEventActor.StartConnector(c));
+                    return this;
+                })
+                .onMessage(RdmaProtocol.JoinMulticast.class, j -> {
+                    cmEvents.tell(new CmEventActor.StartMulticast(j));
                     return this;
                 })
                 .onMessage(RdmaProtocol.GetFabric.class, g -> {

@@ -48,6 +48,13 @@ public final class RdmaProtocol {
     }
 
     /**
+     * Joins a multicast group on a UD QP; the handler gets {@link Joined} (with the endpoint to send
+     * to the group through) or {@link CommandFailed}, then every datagram sent to the group.
+     */
+    public record JoinMulticast(InetSocketAddress group, ActorRef<MulticastEvent> handler) implements ManagerCommand {
+    }
+
+    /**
      * Asks for the manager's fabric: its resource ledger, and on the soft fabric its fault
      * injection, for tests and diagnostics.
      */
@@ -226,7 +233,8 @@ public final class RdmaProtocol {
     }
 
     /** A command could not be carried out; nothing of it happened unless {@code cause} says it failed late. */
-    public record CommandFailed(Object command, Throwable cause) implements ConnectionEvent, ListenerEvent {
+    public record CommandFailed(Object command, Throwable cause)
+            implements ConnectionEvent, ListenerEvent, MulticastEvent {
     }
 
     /** The send queue is full: commands are refused until {@link WritingResumed}. */
@@ -256,6 +264,38 @@ public final class RdmaProtocol {
 
     /** The connection failed: device removal, a fatal QP error, the handler's death. */
     public record ErrorClosed(Throwable cause) implements DisconnectReason {
+    }
+
+    // ------------------------------------------------------------------ multicast
+
+    /** What a multicast endpoint takes. */
+    public interface MulticastCommand {
+    }
+
+    /** Sends one datagram (up to the buffer size and the path MTU) to every other member of the group. */
+    public record SendToGroup(byte[] data, Object ack) implements MulticastCommand {
+        public SendToGroup {
+            data = data.clone();
+        }
+    }
+
+    public record Leave() implements MulticastCommand {
+    }
+
+    public sealed interface MulticastEvent permits Joined, MulticastReceived, MulticastSent, Left, CommandFailed {
+    }
+
+    public record Joined(InetSocketAddress group, ActorRef<MulticastCommand> endpoint) implements MulticastEvent {
+    }
+
+    /** A datagram from the group, its 40-byte global routing header removed. */
+    public record MulticastReceived(byte[] data, int sourceQpn) implements MulticastEvent {
+    }
+
+    public record MulticastSent(Object ack) implements MulticastEvent {
+    }
+
+    public record Left() implements MulticastEvent {
     }
 
     /** A work request ended in an error completion. */

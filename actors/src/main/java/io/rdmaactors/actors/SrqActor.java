@@ -1,7 +1,5 @@
 package io.rdmaactors.actors;
 
-import io.rdmaactors.cm.EventPump;
-import io.rdmaactors.cm.EventSource;
 import io.rdmaactors.verbs.CompletionChannel;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.Device;
@@ -11,10 +9,8 @@ import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.SharedReceiveQueue;
 import io.rdmaactors.verbs.WorkCompletion;
 import java.nio.ByteBuffer;
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -100,11 +96,9 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
     private final MemoryRegion buffers;
     private final int slotSize;
     private final int slots;
-    private final EventPump<Command> pump;
-    private final AtomicInteger received = new AtomicInteger();
+    private final CompletionNotifier notifier;
     private final Map<Integer, ActorRef<RdmaProtocol.ConnectionCommand>> byQp = new HashMap<>();
     private final WorkCompletion[] batch = new WorkCompletion[32];
-    private int acked;
     private int children;
     private boolean listenerStopped;
 
@@ -131,23 +125,8 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
         if (device != null) {
             device.tell(new DeviceActor.RegisterSrq(srq.handle(), ctx.getSelf()));
         }
-        ActorRef<Command> self = ctx.getSelf();
-        this.pump = EventPump.start("rdma-srq-" + srq.handle(), new EventSource<Command>() {
-            @Override
-            public Command await(Duration timeout) throws Exception {
-                if (channel.await(timeout) == null) {
-                    return null;
-                }
-                received.incrementAndGet();
-                return new Notified();
-            }
-
-            @Override
-            public void wakeup() {
-                channel.wakeup();
-            }
-        }, self::tell, ChannelFailed::new);
-        cq.requestNotify(false);
+        this.notifier = new CompletionNotifier("rdma-srq-" + srq.handle(), cq, channel, ctx.getSelf(), new Notified(),
+                ChannelFailed::new);
     }
 
     private void repost(int slot) {
@@ -187,12 +166,7 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
                     return this;
                 })
                 .onMessage(Notified.class, n -> {
-                    int pending = received.get() - acked;
-                    if (pending >= 16) {
-                        cq.ackEvents(pending);
-                        acked += pending;
-                    }
-                    cq.requestNotify(false);
+                    notifier.rearm();
                     pollAll();
                     return this;
                 })
@@ -200,10 +174,7 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
                     throw new IllegalStateException("the SRQ's completion channel failed", f.cause());
                 })
                 .onSignal(PostStop.class, s -> {
-                    pump.close();
-                    if (received.get() > acked) {
-                        cq.ackEvents(received.get() - acked);
-                    }
+                    notifier.close();
                     resources.close();
                     return this;
                 })

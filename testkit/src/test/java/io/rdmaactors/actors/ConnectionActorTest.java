@@ -183,6 +183,8 @@ class ConnectionActorTest {
         Connections.Listener listener = Connections.listen(kit, 8);
         Connections.Pair pair = Connections.connect(kit, listener);
         pair.server().tell(new RdmaProtocol.SuspendReading());
+        // SuspendReading takes effect asynchronously (as in Pekko IO): give it time to reach the QP actor
+        pair.serverEvents().expectNoMessage(Duration.ofMillis(300));
         // fill the server's 8 receives (held, not reposted), then 4 more wait for receiver-not-ready retries
         for (int n = 0; n < 8; n++) {
             pair.client().tell(RdmaProtocol.Send.of(new byte[] {(byte) n}, n));
