@@ -82,6 +82,8 @@ final class ConnectionActor {
     private ActorRef<QueuePairActor.Command> qpActor;
     private final List<QueuePairActor.Command> beforeQueuePair = new ArrayList<>();
     private DisconnectReason closing;
+    /** The handler heard how this connection ended (Disconnected or ConnectFailed). */
+    private boolean told;
 
     private ConnectionActor(ActorContext<ConnectionCommand> ctx, TimerScheduler<ConnectionCommand> timers, CmId id,
                             RdmaSettings settings, Map<String, ActorRef<DeviceActor.Command>> devices) {
@@ -170,6 +172,7 @@ final class ConnectionActor {
     }
 
     private Behavior<ConnectionCommand> connectFailed(InetSocketAddress remote, ConnectFailure reason) {
+        told = true;
         handler.tell(new RdmaProtocol.ConnectFailed(remote, reason));
         return Behaviors.stopped();
     }
@@ -436,13 +439,13 @@ final class ConnectionActor {
         closing = reason;
         disconnectQuietly();
         if (cqActor == null) {
-            handler.tell(new RdmaProtocol.Disconnected(reason));
+            tellDisconnected(reason);
             return Behaviors.stopped();
         }
         cqActor.tell(new CompletionQueueActor.Drain());
         return Behaviors.receive(ConnectionCommand.class)
                 .onMessage(QueuePairDrained.class, d -> {
-                    handler.tell(new RdmaProtocol.Disconnected(reason));
+                    tellDisconnected(reason);
                     return Behaviors.<ConnectionCommand>stopped();
                 })
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
@@ -464,8 +467,22 @@ final class ConnectionActor {
         }
     }
 
-    /** PostStop: the CQ and QP actors (children) already freed theirs; free PD, then the id. */
+    private void tellDisconnected(DisconnectReason reason) {
+        if (!told) {
+            told = true;
+            handler.tell(new RdmaProtocol.Disconnected(reason));
+        }
+    }
+
+    /**
+     * PostStop: the CQ and QP actors (children) already freed theirs and failed what was
+     * outstanding; free PD, then the id. A connection stopped from outside (its parent restarting
+     * or the system shutting down) still tells its handler.
+     */
     private Behavior<ConnectionCommand> release() {
+        if (handler != null && qp != null) {
+            tellDisconnected(new RdmaProtocol.ErrorClosed(new IllegalStateException("rdma-actors stopped")));
+        }
         if (qp != null) {
             ActorRef<DeviceActor.Command> deviceActor = devices.get(id.device() == null ? "" : id.device().name());
             if (deviceActor != null) {
