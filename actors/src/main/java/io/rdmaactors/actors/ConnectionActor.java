@@ -81,6 +81,8 @@ final class ConnectionActor {
     private ActorRef<CompletionQueueActor.Command> cqActor;
     private ActorRef<QueuePairActor.Command> qpActor;
     private final List<QueuePairActor.Command> beforeQueuePair = new ArrayList<>();
+    /** SRQ receives that arrived before the handler had Connected. */
+    private final List<RdmaProtocol.Received> beforeConnected = new ArrayList<>();
     private DisconnectReason closing;
     /** The handler heard how this connection ended (Disconnected or ConnectFailed). */
     private boolean told;
@@ -128,6 +130,7 @@ final class ConnectionActor {
                             timers.cancel(TIMER);
                             handler.tell(new RdmaProtocol.Connected(ctx.getSelf(), remote, id.localAddress(),
                                     est.privateData()));
+                            toQueuePair(new QueuePairActor.Open());
                             return established();
                         } else {
                             ConnectFailure reason = failure(e);
@@ -252,6 +255,9 @@ final class ConnectionActor {
                         timers.cancel(TIMER);
                         handler.tell(new RdmaProtocol.Connected(ctx.getSelf(), id.remoteAddress(), id.localAddress(),
                                 requestData));
+                        toQueuePair(new QueuePairActor.Open());
+                        beforeConnected.forEach(handler::tell);
+                        beforeConnected.clear();
                         return established();
                     }
                     ConnectFailure reason = failure(m.event());
@@ -259,6 +265,10 @@ final class ConnectionActor {
                 })
                 .onMessage(TimedOut.class, t -> connectFailed(id.remoteAddress(),
                         new RdmaProtocol.TimedOut(settings.acceptTimeout())))
+                .onMessage(SharedReceived.class, r -> {
+                    beforeConnected.add(r.received());
+                    return Behaviors.same();
+                })
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
                 .onMessage(HandlerTerminated.class, t -> Behaviors.stopped())
                 .onMessage(Async.class, a -> Behaviors.same())

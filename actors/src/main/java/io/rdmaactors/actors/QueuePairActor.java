@@ -48,6 +48,10 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
     record SetReading(boolean suspended) implements Command {
     }
 
+    /** The handler was told Connected: receives may be delivered from now on. */
+    record Open() implements Command {
+    }
+
     record ModifyPath(Object command, QpAttributes attributes) implements Command {
     }
 
@@ -123,6 +127,8 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
     private final ByteBuffer receiveMemory;
     private boolean writingSuspended;
     private boolean readingSuspended;
+    /** Until the handler has Connected, receives wait: the peer may send before this side is established. */
+    private boolean open;
     private boolean closed;
 
     static Behavior<Command> create(CmId id, QueuePair qp, ProtectionDomain pd, Buffers buffers,
@@ -155,6 +161,11 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
                 .onMessage(Completions.class, this::onCompletions)
                 .onMessage(ExportMemory.class, this::onExport)
                 .onMessage(SetReading.class, this::onSetReading)
+                .onMessage(Open.class, o -> {
+                    open = true;
+                    deliverHeld();
+                    return this;
+                })
                 .onMessage(ModifyPath.class, this::onModifyPath)
                 .onMessage(Drained.class, d -> {
                     failOutstanding("the connection closed");
@@ -284,7 +295,7 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
             return; // flushed: the connection is going away
         }
         Held h = new Held((int) (wc.wrId() & ~RECEIVE), wc.byteLen(), wc.hasImmediate() ? wc.immData() : null);
-        if (readingSuspended) {
+        if (readingSuspended || !open) {
             held.add(h);
         } else {
             deliver(h);
@@ -306,10 +317,14 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
 
     private Behavior<Command> onSetReading(SetReading s) {
         readingSuspended = s.suspended();
-        while (!readingSuspended && !held.isEmpty()) {
+        deliverHeld();
+        return this;
+    }
+
+    private void deliverHeld() {
+        while (open && !readingSuspended && !held.isEmpty()) {
             deliver(held.poll());
         }
-        return this;
     }
 
     private Behavior<Command> onExport(ExportMemory m) {
