@@ -6,6 +6,7 @@ import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
 import io.rdmaactors.actors.RdmaProtocol.DisconnectReason;
 import io.rdmaactors.cm.AddressVector;
+import io.rdmaactors.verbs.Access;
 import io.rdmaactors.cm.AsyncEvent;
 import io.rdmaactors.cm.AsyncEventType;
 import io.rdmaactors.cm.CmEvent;
@@ -14,6 +15,7 @@ import io.rdmaactors.verbs.CompletionChannel;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.ConnectionParameters;
 import io.rdmaactors.verbs.Device;
+import io.rdmaactors.verbs.MemoryRegion;
 import io.rdmaactors.verbs.MigrationState;
 import io.rdmaactors.verbs.ProtectionDomain;
 import io.rdmaactors.verbs.QpAttributes;
@@ -22,12 +24,12 @@ import io.rdmaactors.verbs.QueuePair;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
-import org.apache.pekko.actor.typed.Terminated;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
@@ -76,7 +78,10 @@ final class ConnectionActor {
     /** The listener's SRQ this connection receives from, or null for its own receive queue. */
     private SrqActor.Shared shared;
     private ActorRef<ConnectionEvent> handler;
+    /** This connection's PD; null on an SRQ (whose PD is the SRQ's) and before the route is resolved. */
     private ProtectionDomain pd;
+    /** Memory exported to the peer: deregistered after the QP is gone, before the PD. */
+    private final List<MemoryRegion> exported = new ArrayList<>();
     private QueuePair qp;
     private ActorRef<CompletionQueueActor.Command> cqActor;
     private ActorRef<QueuePairActor.Command> qpActor;
@@ -144,6 +149,7 @@ final class ConnectionActor {
                     return Behaviors.same();
                 })
                 .onMessage(TimedOut.class, t -> connectFailed(remote, new RdmaProtocol.TimedOut(timeout)))
+                .onMessage(RdmaProtocol.Export.class, this::onExport)
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
                 .onMessage(HandlerTerminated.class, t -> Behaviors.stopped())
                 .onMessage(Async.class, a -> Behaviors.same())
@@ -196,6 +202,9 @@ final class ConnectionActor {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             ConnectionActor c = new ConnectionActor(ctx, timers, id, settings, devices);
             c.shared = shared;
+            if (shared == null) {
+                c.pd = id.device().allocateProtectionDomain();
+            }
             timers.startSingleTimer(TIMER, new TimedOut(), settings.acceptTimeout());
             bindHandler.tell(new RdmaProtocol.ConnectionRequested(id.remoteAddress(), privateData, ctx.getSelf()));
             return c.awaitingDecision(privateData);
@@ -235,6 +244,7 @@ final class ConnectionActor {
                 })
                 .onMessage(Cm.class, m -> m.event() instanceof CmEvent.Disconnected
                         || m.event() instanceof CmEvent.DeviceRemoval ? Behaviors.stopped() : Behaviors.same())
+                .onMessage(RdmaProtocol.Export.class, this::onExport)
                 .onMessage(ConnectionCommand.class, c -> Behaviors.same())
                 .onSignal(PostStop.class, s -> release())
                 .build();
@@ -269,6 +279,7 @@ final class ConnectionActor {
                     beforeConnected.add(r.received());
                     return Behaviors.same();
                 })
+                .onMessage(RdmaProtocol.Export.class, this::onExport)
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
                 .onMessage(HandlerTerminated.class, t -> Behaviors.stopped())
                 .onMessage(Async.class, a -> Behaviors.same())
@@ -285,7 +296,10 @@ final class ConnectionActor {
      */
     private void createQueuePair() {
         Device device = id.device();
-        ProtectionDomain qpPd = shared != null ? shared.pd() : (pd = device.allocateProtectionDomain());
+        if (shared == null && pd == null) {
+            pd = device.allocateProtectionDomain();
+        }
+        ProtectionDomain qpPd = protectionDomain();
         CompletionChannel channel = device.createCompletionChannel();
         CompletionQueue cq;
         try {
@@ -321,6 +335,38 @@ final class ConnectionActor {
         }
     }
 
+    private ProtectionDomain protectionDomain() {
+        return shared != null ? shared.pd() : pd;
+    }
+
+    /** Registers memory for the peer with exactly the rights asked (LOCAL_WRITE is implied by remote writes). */
+    private Behavior<ConnectionCommand> onExport(RdmaProtocol.Export export) {
+        ProtectionDomain domain = protectionDomain();
+        if (domain == null) {
+            refuse(export, new RdmaProtocol.ConnectionClosed("not connected yet"));
+            return Behaviors.same();
+        }
+        try {
+            EnumSet<Access> rights = EnumSet.of(Access.LOCAL_WRITE);
+            rights.addAll(export.access());
+            MemoryRegion mr = domain.register(export.buffer(), rights);
+            exported.add(mr);
+            export.replyTo().tell(new RdmaProtocol.Exported(new RemoteRegion(mr.address(), mr.length(), mr.rkey())));
+        } catch (RuntimeException e) {
+            refuse(export, e);
+        }
+        return Behaviors.same();
+    }
+
+    /** Before Accept names a handler, a refusal can only be logged. */
+    private void refuse(Object command, Throwable cause) {
+        if (handler != null) {
+            handler.tell(new CommandFailed(command, cause));
+        } else {
+            ctx.getLog().warn("{} refused", command, cause);
+        }
+    }
+
     private Behavior<ConnectionCommand> onQueuePairStarted(QueuePairStarted s) {
         qpActor = s.qp();
         beforeQueuePair.forEach(qpActor::tell);
@@ -344,10 +390,7 @@ final class ConnectionActor {
                     toQueuePair(new QueuePairActor.Execute(c));
                     return Behaviors.same();
                 })
-                .onMessage(RdmaProtocol.Export.class, e -> {
-                    toQueuePair(new QueuePairActor.ExportMemory(e));
-                    return Behaviors.same();
-                })
+                .onMessage(RdmaProtocol.Export.class, this::onExport)
                 .onMessage(RdmaProtocol.SuspendReading.class, s -> {
                     toQueuePair(new QueuePairActor.SetReading(true));
                     return Behaviors.same();
@@ -503,6 +546,7 @@ final class ConnectionActor {
             }
             id.destroyQueuePair();
         }
+        exported.forEach(MemoryRegion::close);
         if (pd != null) {
             pd.close();
         }

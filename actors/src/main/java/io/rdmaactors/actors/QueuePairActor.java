@@ -4,22 +4,21 @@ import io.rdmaactors.actors.RdmaProtocol.CommandFailed;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionClosed;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
 import io.rdmaactors.actors.RdmaProtocol.DataCommand;
-import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.CmId;
+import io.rdmaactors.verbs.InvalidStateException;
 import io.rdmaactors.verbs.MemoryRegion;
+import io.rdmaactors.verbs.MigrationState;
 import io.rdmaactors.verbs.ProtectionDomain;
 import io.rdmaactors.verbs.QpAttributes;
 import io.rdmaactors.verbs.QueueFullException;
 import io.rdmaactors.verbs.QueuePair;
 import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.SendWorkRequest;
+import io.rdmaactors.verbs.WcOpcode;
 import io.rdmaactors.verbs.WorkCompletion;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.EnumSet;
-import java.util.List;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -40,9 +39,6 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
     }
 
     record Execute(DataCommand command) implements Command {
-    }
-
-    record ExportMemory(RdmaProtocol.Export export) implements Command {
     }
 
     record SetReading(boolean suspended) implements Command {
@@ -121,7 +117,6 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
     private final ActorRef<RdmaProtocol.ConnectionCommand> connection;
     private final DataCommand[] outstanding;
     private final ArrayDeque<Integer> freeSlots = new ArrayDeque<>();
-    private final List<MemoryRegion> exported = new ArrayList<>();
     private final ArrayDeque<Held> held = new ArrayDeque<>();
     private final ByteBuffer sendMemory;
     private final ByteBuffer receiveMemory;
@@ -159,7 +154,6 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
         return newReceiveBuilder()
                 .onMessage(Execute.class, e -> execute(e.command()))
                 .onMessage(Completions.class, this::onCompletions)
-                .onMessage(ExportMemory.class, this::onExport)
                 .onMessage(SetReading.class, this::onSetReading)
                 .onMessage(Open.class, o -> {
                     open = true;
@@ -177,7 +171,6 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
                     failOutstanding("the connection stopped");
                     id.destroyQueuePair();
                     buffers.close();
-                    exported.forEach(MemoryRegion::close);
                     return this;
                 })
                 .build();
@@ -188,7 +181,8 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
             handler.tell(new CommandFailed(command, new ConnectionClosed("the connection is closing")));
             return this;
         }
-        Integer slot = freeSlots.poll();
+        // while suspended everything is refused, as Pekko IO does, so a resent stream keeps its order
+        Integer slot = writingSuspended ? null : freeSlots.poll();
         if (slot == null) {
             handler.tell(new CommandFailed(command, new QueueFullException("ibv_post_send",
                     "the send queue holds " + buffers.sendSlots + " requests")));
@@ -294,7 +288,9 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
         if (!wc.isSuccess()) {
             return; // flushed: the connection is going away
         }
-        Held h = new Held((int) (wc.wrId() & ~RECEIVE), wc.byteLen(), wc.hasImmediate() ? wc.immData() : null);
+        // a write with immediate put its data in exported memory: the receive carries only the immediate
+        int length = wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM ? 0 : wc.byteLen();
+        Held h = new Held((int) (wc.wrId() & ~RECEIVE), length, wc.hasImmediate() ? wc.immData() : null);
         if (readingSuspended || !open) {
             held.add(h);
         } else {
@@ -327,23 +323,16 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
         }
     }
 
-    private Behavior<Command> onExport(ExportMemory m) {
-        RdmaProtocol.Export export = m.export();
-        try {
-            EnumSet<Access> rights = EnumSet.of(Access.LOCAL_WRITE);
-            rights.addAll(export.access());
-            MemoryRegion mr = pd.register(export.buffer(), rights);
-            exported.add(mr);
-            export.replyTo().tell(new RdmaProtocol.Exported(new RemoteRegion(mr.address(), mr.length(), mr.rkey())));
-        } catch (RuntimeException e) {
-            handler.tell(new CommandFailed(export, e));
-        }
-        return this;
-    }
-
     private Behavior<Command> onModifyPath(ModifyPath m) {
         try {
+            // verbs take MIGRATED on an unarmed QP as a no-op; saying PathMigrated then would be a lie
+            if (m.command() instanceof RdmaProtocol.MigratePath
+                    && qp.query().migrationState() != MigrationState.ARMED) {
+                throw new InvalidStateException("ibv_modify_qp", "no alternate path is armed");
+            }
             qp.modify(m.attributes());
+            handler.tell(m.command() instanceof RdmaProtocol.MigratePath ? new RdmaProtocol.PathMigrated()
+                    : new RdmaProtocol.AlternatePathLoaded());
         } catch (RuntimeException e) {
             handler.tell(new CommandFailed(m.command(), e));
         }

@@ -149,7 +149,8 @@ public final class RdmaProtocol {
 
     /**
      * Registers a direct buffer so the peer may access it with exactly these rights, and answers with
-     * {@link Exported}. Nothing is remotely accessible unless exported.
+     * {@link Exported}. Nothing is remotely accessible unless exported. An accepting side may
+     * export before {@link Accept}, to put the region in the accept's private data.
      */
     public record Export(ByteBuffer buffer, Set<Access> access, ActorRef<Exported> replyTo)
             implements ConnectionCommand {
@@ -187,7 +188,8 @@ public final class RdmaProtocol {
     // ------------------------------------------------------------------ connection events (to a handler)
 
     public sealed interface ConnectionEvent permits Connected, ConnectFailed, Received, Acked, ReadCompleted,
-            AtomicCompleted, CommandFailed, WritingSuspended, WritingResumed, PathMigrated, Disconnected {
+            AtomicCompleted, CommandFailed, WritingSuspended, WritingResumed, AlternatePathLoaded, PathMigrated,
+            Disconnected {
     }
 
     public record Connected(ActorRef<ConnectionCommand> connection, InetSocketAddress remote,
@@ -237,14 +239,18 @@ public final class RdmaProtocol {
             implements ConnectionEvent, ListenerEvent, MulticastEvent {
     }
 
-    /** The send queue is full: commands are refused until {@link WritingResumed}. */
+    /** The send queue is full: every command is refused until {@link WritingResumed}. */
     public record WritingSuspended() implements ConnectionEvent {
     }
 
     public record WritingResumed() implements ConnectionEvent {
     }
 
-    /** Traffic moved to the alternate path (automatic path migration). */
+    /** The alternate path is loaded and armed: a failure of the primary path migrates to it. */
+    public record AlternatePathLoaded() implements ConnectionEvent {
+    }
+
+    /** Traffic moved to the alternate path: automatically, or as {@link MigratePath} asked. */
     public record PathMigrated() implements ConnectionEvent {
     }
 
