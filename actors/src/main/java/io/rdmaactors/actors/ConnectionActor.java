@@ -391,6 +391,10 @@ final class ConnectionActor {
                     return Behaviors.same();
                 })
                 .onMessage(RdmaProtocol.Export.class, this::onExport)
+                .onMessage(RdmaProtocol.ResumeWriting.class, r -> {
+                    toQueuePair(new QueuePairActor.ResumeWriting());
+                    return Behaviors.same();
+                })
                 .onMessage(RdmaProtocol.SuspendReading.class, s -> {
                     toQueuePair(new QueuePairActor.SetReading(true));
                     return Behaviors.same();

@@ -44,6 +44,10 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
     record SetReading(boolean suspended) implements Command {
     }
 
+    /** The handler asks to hear WritingResumed once there is room. */
+    record ResumeWriting() implements Command {
+    }
+
     /** The handler was told Connected: receives may be delivered from now on. */
     record Open() implements Command {
     }
@@ -121,6 +125,8 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
     private final ByteBuffer sendMemory;
     private final ByteBuffer receiveMemory;
     private boolean writingSuspended;
+    /** The handler sent ResumeWriting: resume once half the send queue is free. */
+    private boolean resumeRequested;
     private boolean readingSuspended;
     /** Until the handler has Connected, receives wait: the peer may send before this side is established. */
     private boolean open;
@@ -155,6 +161,11 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
                 .onMessage(Execute.class, e -> execute(e.command()))
                 .onMessage(Completions.class, this::onCompletions)
                 .onMessage(SetReading.class, this::onSetReading)
+                .onMessage(ResumeWriting.class, r -> {
+                    resumeRequested = true;
+                    resumeWhenRoom();
+                    return this;
+                })
                 .onMessage(Open.class, o -> {
                     open = true;
                     deliverHeld();
@@ -181,7 +192,7 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
             handler.tell(new CommandFailed(command, new ConnectionClosed("the connection is closing")));
             return this;
         }
-        // while suspended everything is refused, as Pekko IO does, so a resent stream keeps its order
+        // until the handler's ResumeWriting is answered everything is refused, so a resent stream keeps its order
         Integer slot = writingSuspended ? null : freeSlots.poll();
         if (slot == null) {
             handler.tell(new CommandFailed(command, new QueueFullException("ibv_post_send",
@@ -253,11 +264,16 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
                 onSendCompletion(wc);
             }
         }
-        if (writingSuspended && freeSlots.size() >= (buffers.sendSlots + 1) / 2) {
+        resumeWhenRoom();
+        return this;
+    }
+
+    private void resumeWhenRoom() {
+        if (writingSuspended && resumeRequested && freeSlots.size() >= (buffers.sendSlots + 1) / 2) {
             writingSuspended = false;
+            resumeRequested = false;
             handler.tell(new RdmaProtocol.WritingResumed());
         }
-        return this;
     }
 
     private void onSendCompletion(WorkCompletion wc) {

@@ -162,6 +162,14 @@ public final class RdmaProtocol {
     public record Exported(RemoteRegion region) {
     }
 
+    /**
+     * After {@link WritingSuspended}, asks to be told {@link WritingResumed} once the send queue has
+     * room again. Every data command the handler sent before this one was refused, so resending the
+     * refused ones now keeps the stream in order (Pekko IO's NACK-based back-pressure).
+     */
+    public record ResumeWriting() implements ConnectionCommand {
+    }
+
     /** Stops delivering {@link Received}; receives are not reposted, so the peer is held back (RNR). */
     public record SuspendReading() implements ConnectionCommand {
     }
@@ -239,10 +247,11 @@ public final class RdmaProtocol {
             implements ConnectionEvent, ListenerEvent, MulticastEvent {
     }
 
-    /** The send queue is full: every command is refused until {@link WritingResumed}. */
+    /** The send queue was full: every data command is refused until {@link ResumeWriting} is answered. */
     public record WritingSuspended() implements ConnectionEvent {
     }
 
+    /** The answer to {@link ResumeWriting}: the send queue has room, data commands are accepted again. */
     public record WritingResumed() implements ConnectionEvent {
     }
 

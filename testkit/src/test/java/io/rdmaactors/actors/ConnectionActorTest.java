@@ -249,6 +249,8 @@ class ConnectionActorTest {
         pair.client().tell(refused);
         assertEquals(refused, pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
         pair.clientEvents().expectMessageClass(RdmaProtocol.WritingSuspended.class, WAIT);
+        // suspended: even a command sent after room appeared is refused until ResumeWriting is answered
+        pair.client().tell(new RdmaProtocol.ResumeWriting());
         pair.serverEvents().expectNoMessage(Duration.ofMillis(100));
         pair.server().tell(new RdmaProtocol.ResumeReading());
         Set<Object> acked = new HashSet<>();
