@@ -458,25 +458,26 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
                 if (refused != null) {
                     throw new PostException(refused, i);
                 }
-                SendWqe w = new SendWqe(requests[i], nextSeq++);
+                SendWqe w = new SendWqe(requests[i], nextSeq);
                 if (requests[i].has(SendFlag.INLINE)) {
                     // inline data is copied at post time: the caller may reuse its buffer at once
                     w.payload = gather(requests[i].sgList());
                     if (w.payload == null) {
-                        nextSeq--;
                         throw new PostException(new InvalidRequestException("ibv_post_send",
                                 "inline data must lie in registered memory"), i);
                     }
                 }
+                nextSeq++;
                 sendSlots.incrementAndGet();
                 pending.add(w);
             }
+        } finally {
+            // the requests before a refused one stay posted, so they go out (or flush) either way
             if (state == QpState.ERR) {
                 flushSends();
             } else {
                 pump();
             }
-        } finally {
             sendLock.unlock();
         }
     }
