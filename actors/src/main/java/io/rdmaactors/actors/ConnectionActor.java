@@ -481,10 +481,7 @@ final class ConnectionActor {
                 .onMessage(RdmaProtocol.Abort.class, a -> closeWith(closing))
                 .onMessage(HandlerTerminated.class, t -> closeWith(closing))
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
-                .onMessage(RdmaProtocol.DataCommand.class, c -> {
-                    handler.tell(new CommandFailed(c, new RdmaProtocol.ConnectionClosed("the connection is closing")));
-                    return Behaviors.same();
-                })
+                .onMessage(RdmaProtocol.DataCommand.class, this::refuseWhileClosing)
                 .onMessage(ConnectionCommand.class, c -> Behaviors.same())
                 .onSignal(PostStop.class, s -> release())
                 .build();
@@ -506,13 +503,15 @@ final class ConnectionActor {
                     return Behaviors.<ConnectionCommand>stopped();
                 })
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
-                .onMessage(RdmaProtocol.DataCommand.class, c -> {
-                    handler.tell(new CommandFailed(c, new RdmaProtocol.ConnectionClosed("the connection is closing")));
-                    return Behaviors.same();
-                })
+                .onMessage(RdmaProtocol.DataCommand.class, this::refuseWhileClosing)
                 .onMessage(ConnectionCommand.class, c -> Behaviors.same())
                 .onSignal(PostStop.class, s -> release())
                 .build();
+    }
+
+    private Behavior<ConnectionCommand> refuseWhileClosing(RdmaProtocol.DataCommand command) {
+        handler.tell(new CommandFailed(command, new RdmaProtocol.ConnectionClosed("the connection is closing")));
+        return Behaviors.same();
     }
 
     /** rdma_disconnect moves the QP to ERR and flushes it; after the peer has gone it may fail, harmlessly. */
