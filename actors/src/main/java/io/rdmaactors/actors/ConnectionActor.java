@@ -324,8 +324,10 @@ final class ConnectionActor {
             channel.close();
             throw e;
         }
+        QueuePair created = qp;
         cqActor = ctx.spawn(CompletionQueueActor.create(cq, channel,
-                QueuePairActor.create(id, qp, qpPd, buffers, handler, ctx.getSelf()), ctx.getSelf()), "cq");
+                (q, c) -> QueuePairActor.create(id, created, qpPd, buffers, handler, ctx.getSelf(), q, c),
+                ctx.getSelf()), "cq");
         ActorRef<DeviceActor.Command> deviceActor = devices.get(device.name());
         if (deviceActor != null) {
             deviceActor.tell(new DeviceActor.RegisterQp(qp.qpNum(), ctx.getSelf()));
@@ -496,7 +498,7 @@ final class ConnectionActor {
             tellDisconnected(reason);
             return Behaviors.stopped();
         }
-        cqActor.tell(new CompletionQueueActor.Drain());
+        toQueuePair(new QueuePairActor.Drain());
         return Behaviors.receive(ConnectionCommand.class)
                 .onMessage(QueuePairDrained.class, d -> {
                     tellDisconnected(reason);

@@ -5,6 +5,8 @@ import io.rdmaactors.actors.RdmaProtocol.ConnectionClosed;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
 import io.rdmaactors.actors.RdmaProtocol.DataCommand;
 import io.rdmaactors.verbs.CmId;
+import io.rdmaactors.verbs.CompletionChannel;
+import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.InvalidStateException;
 import io.rdmaactors.verbs.MemoryRegion;
 import io.rdmaactors.verbs.MigrationState;
@@ -28,7 +30,8 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 
 /**
- * Owns a connection's QP and its registered buffers. It posts every data command into a send slot,
+ * Owns a connection's QP and its registered buffers, and consumes its CQ (waiting on the
+ * completion channel through a {@link CompletionNotifier}). It posts every data command into a send slot,
  * never more than the send queue holds (a full queue refuses with WritingSuspended until half of it
  * is free again), keeps receives posted, and answers every command exactly once: on its completion,
  * on its flush, or when the connection closes first.
@@ -55,11 +58,14 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
     record ModifyPath(Object command, QpAttributes attributes) implements Command {
     }
 
-    record Completions(WorkCompletion[] batch) implements Command {
+    /** The connection is closing: poll what is left, fail what is still outstanding, report back. */
+    record Drain() implements Command {
     }
 
-    /** Every completion there will be has been delivered: fail what is still outstanding. */
-    record Drained() implements Command {
+    private record Notified() implements Command {
+    }
+
+    private record ChannelFailed(Throwable cause) implements Command {
     }
 
     /** wr_id bit that marks a receive; the low bits are the buffer slot. */
@@ -115,6 +121,10 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
 
     private final CmId id;
     private final QueuePair qp;
+    /** The connection's CQ: this actor is its only consumer; the parent CQ actor owns it. */
+    private final CompletionQueue cq;
+    private final CompletionNotifier notifier;
+    private final WorkCompletion[] batch = new WorkCompletion[32];
     private final ProtectionDomain pd;
     private final Buffers buffers;
     private final ActorRef<ConnectionEvent> handler;
@@ -134,13 +144,16 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
 
     static Behavior<Command> create(CmId id, QueuePair qp, ProtectionDomain pd, Buffers buffers,
                                     ActorRef<ConnectionEvent> handler,
-                                    ActorRef<RdmaProtocol.ConnectionCommand> connection) {
-        return Behaviors.setup(ctx -> new QueuePairActor(ctx, id, qp, pd, buffers, handler, connection));
+                                    ActorRef<RdmaProtocol.ConnectionCommand> connection, CompletionQueue cq,
+                                    CompletionChannel channel) {
+        return Behaviors.setup(ctx -> new QueuePairActor(ctx, id, qp, pd, buffers, handler, connection, cq, channel));
     }
 
     private QueuePairActor(ActorContext<Command> ctx, CmId id, QueuePair qp, ProtectionDomain pd, Buffers buffers,
-                           ActorRef<ConnectionEvent> handler, ActorRef<RdmaProtocol.ConnectionCommand> connection) {
+                           ActorRef<ConnectionEvent> handler, ActorRef<RdmaProtocol.ConnectionCommand> connection,
+                           CompletionQueue cq, CompletionChannel channel) {
         super(ctx);
+        this.cq = cq;
         this.id = id;
         this.qp = qp;
         this.pd = pd;
@@ -153,13 +166,23 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
         }
         this.sendMemory = buffers.send.buffer().order(ByteOrder.nativeOrder());
         this.receiveMemory = buffers.receive == null ? null : buffers.receive.buffer();
+        this.notifier = new CompletionNotifier("rdma-cq-" + cq.handle(), cq, channel, ctx.getSelf(), new Notified(),
+                ChannelFailed::new);
+        pollAll();
     }
 
     @Override
     public Receive<Command> createReceive() {
         return newReceiveBuilder()
                 .onMessage(Execute.class, e -> execute(e.command()))
-                .onMessage(Completions.class, this::onCompletions)
+                .onMessage(Notified.class, n -> {
+                    notifier.rearm();
+                    pollAll();
+                    return this;
+                })
+                .onMessage(ChannelFailed.class, f -> {
+                    throw new IllegalStateException("the completion channel failed", f.cause());
+                })
                 .onMessage(SetReading.class, this::onSetReading)
                 .onMessage(ResumeWriting.class, r -> {
                     resumeRequested = true;
@@ -172,13 +195,15 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
                     return this;
                 })
                 .onMessage(ModifyPath.class, this::onModifyPath)
-                .onMessage(Drained.class, d -> {
+                .onMessage(Drain.class, d -> {
+                    pollAll();
                     failOutstanding("the connection closed");
                     closed = true;
                     connection.tell(new ConnectionActor.QueuePairDrained());
                     return this;
                 })
                 .onSignal(PostStop.class, s -> {
+                    notifier.close();
                     failOutstanding("the connection stopped");
                     id.destroyQueuePair();
                     buffers.close();
@@ -256,16 +281,19 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
         }
     }
 
-    private Behavior<Command> onCompletions(Completions c) {
-        for (WorkCompletion wc : c.batch()) {
-            if ((wc.wrId() & RECEIVE) != 0) {
-                onReceive(wc);
-            } else {
-                onSendCompletion(wc);
+    private void pollAll() {
+        int n;
+        while ((n = cq.poll(batch)) > 0) {
+            for (int i = 0; i < n; i++) {
+                WorkCompletion wc = batch[i];
+                if ((wc.wrId() & RECEIVE) != 0) {
+                    onReceive(wc);
+                } else {
+                    onSendCompletion(wc);
+                }
             }
         }
         resumeWhenRoom();
-        return this;
     }
 
     private void resumeWhenRoom() {

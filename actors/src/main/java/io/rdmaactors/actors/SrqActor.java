@@ -9,7 +9,9 @@ import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.SharedReceiveQueue;
 import io.rdmaactors.verbs.WorkCompletion;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
@@ -98,6 +100,11 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
     private final int slots;
     private final CompletionNotifier notifier;
     private final Map<Integer, ActorRef<RdmaProtocol.ConnectionCommand>> byQp = new HashMap<>();
+    /**
+     * Receives for QPs whose Attach is still on its way: a poll drains the whole CQ, so it can run
+     * ahead of the Attach a new connection sent before its first message arrived.
+     */
+    private final Map<Integer, List<RdmaProtocol.Received>> early = new HashMap<>();
     private final WorkCompletion[] batch = new WorkCompletion[32];
     private int children;
     private boolean listenerStopped;
@@ -146,10 +153,15 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
                 })
                 .onMessage(Attach.class, a -> {
                     byQp.put(a.qpNum(), a.connection());
+                    List<RdmaProtocol.Received> waiting = early.remove(a.qpNum());
+                    if (waiting != null) {
+                        waiting.forEach(r -> a.connection().tell(new ConnectionActor.SharedReceived(r)));
+                    }
                     return this;
                 })
                 .onMessage(Detach.class, d -> {
                     byQp.remove(d.qpNum());
+                    early.remove(d.qpNum());
                     return this;
                 })
                 .onMessage(ChildStopped.class, c -> {
@@ -192,12 +204,17 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
             for (int i = 0; i < n; i++) {
                 WorkCompletion wc = batch[i];
                 int slot = (int) wc.wrId();
-                ActorRef<RdmaProtocol.ConnectionCommand> connection = byQp.get(wc.qpNum());
-                if (wc.isSuccess() && connection != null) {
+                if (wc.isSuccess()) {
                     byte[] data = new byte[wc.byteLen()];
                     memory.get(slot * slotSize, data);
-                    connection.tell(new ConnectionActor.SharedReceived(
-                            new RdmaProtocol.Received(data, wc.hasImmediate() ? wc.immData() : null)));
+                    RdmaProtocol.Received received = new RdmaProtocol.Received(data,
+                            wc.hasImmediate() ? wc.immData() : null);
+                    ActorRef<RdmaProtocol.ConnectionCommand> connection = byQp.get(wc.qpNum());
+                    if (connection != null) {
+                        connection.tell(new ConnectionActor.SharedReceived(received));
+                    } else {
+                        early.computeIfAbsent(wc.qpNum(), q -> new ArrayList<>()).add(received);
+                    }
                 }
                 repost(slot);
             }

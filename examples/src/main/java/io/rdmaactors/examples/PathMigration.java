@@ -30,6 +30,8 @@ import picocli.CommandLine.Option;
 public final class PathMigration implements Callable<Integer> {
 
     /** Port 2 of soft0 answers at 127.0.0.2: each side's alternate path leads to the other's port 2. */
+    /** The first int of the server's message that says its alternate path is armed. */
+    private static final int READY = -1;
     private static final InetSocketAddress ALTERNATE = new InetSocketAddress("127.0.0.2", 0);
     private static final int ALTERNATE_PORT = 2;
     private static final int WINDOW = 8;
@@ -49,15 +51,13 @@ public final class PathMigration implements Callable<Integer> {
     private record FabricIs(Fabric fabric) implements Msg {
     }
 
-    private record CutPrimaryPort() implements Msg {
-    }
 
     @Override
     public Integer call() {
         return Program.run("apm", fabric, "", Duration.ofSeconds(30), this::guardian);
     }
 
-    /** Listens, starts the client, and cuts port 1 when the client asks. */
+    /** Gets the fault injector, listens, and starts the client with a way to cut port 1. */
     private Behavior<Msg> guardian(Program.Result result) {
         return Behaviors.setup(ctx -> {
             Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.GetFabric(
@@ -81,17 +81,14 @@ public final class PathMigration implements Callable<Integer> {
         return Behaviors.setup(ctx -> Behaviors.receive(Msg.class)
                 .onMessage(FromListener.class, f -> f.event() instanceof RdmaProtocol.Listening, f -> {
                     InetSocketAddress server = ((RdmaProtocol.Listening) f.event()).localAddress();
-                    ctx.spawn(Behaviors.<ConnectionEvent>setup(c -> new Streamer(c, server, ctx.getSelf(), result)),
+                    Runnable cutPrimaryPort = () -> faults.cutPort(rdma.device("soft0"), 1);
+                    ctx.spawn(Behaviors.<ConnectionEvent>setup(c -> new Streamer(c, server, cutPrimaryPort, result)),
                             "client");
                     return Behaviors.same();
                 })
                 .onMessage(FromListener.class, f -> f.event() instanceof RdmaProtocol.ConnectionRequested, f -> {
                     ((RdmaProtocol.ConnectionRequested) f.event()).connection().tell(
                             new RdmaProtocol.Accept(ctx.spawnAnonymous(receiver(result)), null));
-                    return Behaviors.same();
-                })
-                .onMessage(CutPrimaryPort.class, c -> {
-                    faults.cutPort(rdma.device("soft0"), 1);
                     return Behaviors.same();
                 })
                 .onAnyMessage(m -> result.failed("guardian: " + m))
@@ -120,7 +117,11 @@ public final class PathMigration implements Callable<Integer> {
                                 reportWhenDone.run();
                                 return Behaviors.same();
                             })
-                            .onMessage(RdmaProtocol.AlternatePathLoaded.class, l -> Behaviors.same())
+                            .onMessage(RdmaProtocol.AlternatePathLoaded.class, l -> {
+                                // only an armed responder migrates with the client: tell it to start
+                                connection.tell(RdmaProtocol.Send.of(Payload.ints(READY, 0), null));
+                                return Behaviors.same();
+                            })
                             .onMessage(RdmaProtocol.PathMigrated.class, p -> {
                                 migrated[0] = true;
                                 reportWhenDone.run();
@@ -134,20 +135,23 @@ public final class PathMigration implements Callable<Integer> {
                 .build();
     }
 
-    /** The client: loads its alternate path, streams a window at a time, asks for the cut halfway. */
+    /** The client: loads its alternate path, streams a window at a time, cuts port 1 halfway. */
     private final class Streamer extends AbstractBehavior<ConnectionEvent> {
-        private final ActorRef<Msg> guardian;
+        /** Cuts at once, before the next send: a cut that came later could miss the stream's end. */
+        private final Runnable cutPrimaryPort;
         private final Program.Result result;
         private ActorRef<ConnectionCommand> connection;
         private int sent;
         private int acked;
         private int ackedAtMigration = -1;
         private boolean serverDone;
+        private boolean loaded;
+        private boolean serverArmed;
 
-        Streamer(ActorContext<ConnectionEvent> ctx, InetSocketAddress server, ActorRef<Msg> guardian,
+        Streamer(ActorContext<ConnectionEvent> ctx, InetSocketAddress server, Runnable cutPrimaryPort,
                  Program.Result result) {
             super(ctx);
-            this.guardian = guardian;
+            this.cutPrimaryPort = cutPrimaryPort;
             this.result = result;
             Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Connect(server, ctx.getSelf(), null,
                     Program.CONNECT_TIMEOUT));
@@ -162,15 +166,12 @@ public final class PathMigration implements Callable<Integer> {
                         return this;
                     })
                     .onMessage(RdmaProtocol.AlternatePathLoaded.class, l -> {
-                        // stream only once the alternate path is armed, so the cut finds it ready
-                        while (sent < Math.min(WINDOW, count)) {
-                            sendNext();
-                        }
-                        return this;
+                        loaded = true;
+                        return startWhenArmed();
                     })
                     .onMessage(RdmaProtocol.Acked.class, a -> {
                         if (++acked == count / 2) {
-                            guardian.tell(new CutPrimaryPort());
+                            cutPrimaryPort.run();
                         }
                         if (sent < count) {
                             sendNext();
@@ -182,6 +183,10 @@ public final class PathMigration implements Callable<Integer> {
                         return finishWhenDone();
                     })
                     .onMessage(RdmaProtocol.Received.class, r -> {
+                        if (Payload.first(r.data()) == READY) {
+                            serverArmed = true;
+                            return startWhenArmed();
+                        }
                         serverDone = Payload.first(r.data()) == count;
                         return finishWhenDone();
                     })
@@ -193,6 +198,16 @@ public final class PathMigration implements Callable<Integer> {
                     })
                     .onAnyMessage(e -> result.failed("client: " + e))
                     .build();
+        }
+
+        /** Streams only once both sides armed their alternate path, so the cut finds them ready. */
+        private Behavior<ConnectionEvent> startWhenArmed() {
+            if (loaded && serverArmed) {
+                while (sent < Math.min(WINDOW, count)) {
+                    sendNext();
+                }
+            }
+            return this;
         }
 
         private void sendNext() {

@@ -94,9 +94,11 @@ public final class SrqServer implements Callable<Integer> {
                     return Behaviors.receive(ConnectionEvent.class)
                             .onMessage(RdmaProtocol.Received.class, r -> {
                                 ByteBuffer m = ByteBuffer.wrap(r.data());
-                                if (r.data().length != 8 || m.getInt() != client || m.getInt() != next[0]) {
-                                    return result.failed("the connection of client " + client + " received "
-                                            + "another's message or lost one");
+                                int from = r.data().length == 8 ? m.getInt() : -1;
+                                int seq = r.data().length == 8 ? m.getInt() : -1;
+                                if (from != client || seq != next[0]) {
+                                    return result.failed("the connection of client " + client + " expected message "
+                                            + next[0] + ", got message " + seq + " of client " + from);
                                 }
                                 if (++next[0] == messages) {
                                     c.connection().tell(RdmaProtocol.Send.of(Payload.ints(client, messages), null));
