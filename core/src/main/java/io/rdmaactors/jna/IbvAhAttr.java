@@ -24,7 +24,7 @@ public class IbvAhAttr extends NativeStruct {
     }
 
     void set(AddressVector av) {
-        grh.dgid = av.dgid();
+        grh.gid(av.dgid());
         grh.flow_label = av.flowLabel();
         grh.sgid_index = (byte) av.sgidIndex();
         grh.hop_limit = (byte) av.hopLimit();
@@ -36,7 +36,7 @@ public class IbvAhAttr extends NativeStruct {
     }
 
     AddressVector toAddressVector() {
-        return new AddressVector(grh.dgid.clone(), Short.toUnsignedInt(dlid), sl, Byte.toUnsignedInt(port_num),
+        return new AddressVector(grh.gid(), Short.toUnsignedInt(dlid), sl, Byte.toUnsignedInt(port_num),
                 Byte.toUnsignedInt(grh.hop_limit), Byte.toUnsignedInt(grh.traffic_class), grh.flow_label,
                 Byte.toUnsignedInt(grh.sgid_index), is_global != 0);
     }

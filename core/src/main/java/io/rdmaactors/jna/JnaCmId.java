@@ -311,7 +311,7 @@ final class JnaCmId extends JnaResource implements CmId {
     public InetSocketAddress localAddress() {
         long id = enter("rdma_get_local_addr");
         try {
-            return SocketAddresses.decode(Rdmacm.rdma_get_local_addr(id));
+            return SocketAddresses.decode(id + RdmaCmId.SRC_ADDR);
         } finally {
             exit();
         }
@@ -321,7 +321,7 @@ final class JnaCmId extends JnaResource implements CmId {
     public InetSocketAddress remoteAddress() {
         long id = enter("rdma_get_peer_addr");
         try {
-            return SocketAddresses.decode(Rdmacm.rdma_get_peer_addr(id));
+            return SocketAddresses.decode(id + RdmaCmId.DST_ADDR);
         } finally {
             exit();
         }

@@ -1,9 +1,14 @@
 package io.rdmaactors.jna;
 
+import java.util.List;
+
 /** A struct or union whose field offsets can be named by path ({@code wr.rdma.rkey}). */
 interface NativeLayout {
 
     int offsetOf(String path);
+
+    /** The fields in declaration order, as the header declares them. */
+    List<String> fieldNames();
 
     int size();
 

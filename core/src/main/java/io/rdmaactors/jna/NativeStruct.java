@@ -2,6 +2,7 @@ package io.rdmaactors.jna;
 
 import com.sun.jna.Pointer;
 import com.sun.jna.Structure;
+import java.util.List;
 
 /** An rdma-core struct mirrored from the real headers; the layout test checks every offset. */
 abstract class NativeStruct extends Structure implements NativeLayout {
@@ -11,6 +12,11 @@ abstract class NativeStruct extends Structure implements NativeLayout {
 
     NativeStruct(Pointer p) {
         super(p);
+    }
+
+    @Override
+    public List<String> fieldNames() {
+        return getFieldOrder();
     }
 
     @Override

@@ -1,9 +1,15 @@
 package io.rdmaactors.jna;
 
 import com.sun.jna.Union;
+import java.util.List;
 
 /** An rdma-core union mirrored from the real headers. */
 abstract class NativeUnion extends Union implements NativeLayout {
+
+    @Override
+    public List<String> fieldNames() {
+        return getFieldOrder();
+    }
 
     @Override
     public int offsetOf(String path) {

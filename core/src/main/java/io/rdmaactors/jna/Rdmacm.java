@@ -47,8 +47,4 @@ final class Rdmacm {
     static native int rdma_join_multicast(long id, byte[] address, long context);
 
     static native int rdma_leave_multicast(long id, byte[] address);
-
-    static native long rdma_get_local_addr(long id);
-
-    static native long rdma_get_peer_addr(long id);
 }
