@@ -7,6 +7,7 @@
 # Builds cm-events and core on the host (Maven, offline), writes the test class path to
 # core/target/test-classpath.txt, then runs the JUnit console launcher inside the guest.
 # Reports land in core/target/softroce-reports. Needs softroce-vm/install.sh run once (root).
+# Env: MVN (mvn), M2_REPO (~/.m2/repository).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -16,9 +17,9 @@ if [ "${1:-}" = "--no-build" ]; then build=0; shift; fi
 if [ $build = 1 ]; then
   $MVN -q -B -o -pl cm-events,core install -DskipTests
   $MVN -q -B -o -pl core dependency:build-classpath -Dmdep.includeScope=test \
-    -Dmdep.outputFile=core/target/test-classpath.txt
+    -Dmdep.outputFile=target/test-classpath.txt
 fi
-REPO=$($MVN -q -B -o help:evaluate -Dexpression=settings.localRepository -DforceStdout 2>/dev/null || echo "$HOME/.m2/repository")
+REPO=${M2_REPO:-$HOME/.m2/repository}
 LAUNCHER=$REPO/org/junit/platform/junit-platform-console-standalone/1.14.1/junit-platform-console-standalone-1.14.1.jar
 if [ ! -f "$LAUNCHER" ]; then
   $MVN -q -B dependency:get -Dartifact=org.junit.platform:junit-platform-console-standalone:1.14.1
@@ -29,7 +30,7 @@ SELECT=("$@")
 # The guest starts clean (env -i): JVM settings travel in the command. C1 and the serial collector
 # start fastest under software emulation.
 CMD="export JAVA_TOOL_OPTIONS='-XX:TieredStopAtLevel=1 -XX:+UseSerialGC'; ulimit -l unlimited;
-rdma link show; java -jar $LAUNCHER execute --disable-banner --details=tree --class-path $CP \
+rdma link show; java -jar $LAUNCHER execute --disable-banner --disable-ansi-colors --details=tree --class-path $CP \
 --reports-dir core/target/softroce-reports $(printf '%q ' "${SELECT[@]}")"
 start=$(date +%s)
 rc=0

@@ -110,7 +110,8 @@ final class JnaEventChannel extends JnaResource implements EventChannel {
     }
 
     private CmEvent copy(RdmaCmEvent e) {
-        int ps = new Pointer(e.id).getInt(RdmaCmId.PS);
+        long idPointer = e.getPointer().getLong(RdmaCmEvent.ID);
+        int ps = new Pointer(idPointer).getInt(RdmaCmId.PS);
         boolean ud = ps == PortSpace.UDP.code() || ps == PortSpace.IPOIB.code();
         e.param.setType(ud ? RdmaUdParam.class : RdmaConnParam.class);
         e.read();

@@ -19,6 +19,8 @@ public class RdmaCmEvent extends NativeStruct {
         public RdmaUdParam ud = new RdmaUdParam();
     }
 
+    static final int ID = new RdmaCmEvent().offsetOf("id");
+
     public RdmaCmEvent() {
     }
 
