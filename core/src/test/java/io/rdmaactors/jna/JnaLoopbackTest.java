@@ -101,6 +101,7 @@ class JnaLoopbackTest {
             CmEvent.ConnectRequest req = assertInstanceOf(CmEvent.ConnectRequest.class, next(ch));
             assertEquals(listener.handle(), req.listenId());
             assertArrayEquals("hello".getBytes(StandardCharsets.US_ASCII), java.util.Arrays.copyOf(req.privateData(), 5));
+            System.out.println("connect private data arrives as " + req.privateData().length + " bytes");
             CmId server = ch.cmId(req.id());
             assertNotNull(server);
             QueuePair sqp = server.createQueuePair(pd, QpInitAttributes.rc(cq, 16, 16));
