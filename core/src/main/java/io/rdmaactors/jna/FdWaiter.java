@@ -1,6 +1,8 @@
 package io.rdmaactors.jna;
 
 import com.sun.jna.Memory;
+import com.sun.jna.Native;
+import com.sun.jna.Pointer;
 import io.rdmaactors.verbs.ResourceClosedException;
 import java.time.Duration;
 
@@ -11,14 +13,12 @@ import java.time.Duration;
  */
 final class FdWaiter {
 
-    private final int fd;
     private final int wakeFd;
     private final Memory pollFds = new Memory(16);
     private final byte[] counter = new byte[8];
     private volatile boolean shutdown;
 
     FdWaiter(int fd, String call) {
-        this.fd = fd;
         int flags = LibC.fcntl(fd, LibC.F_GETFL, 0);
         if (flags < 0 || LibC.fcntl(fd, LibC.F_SETFL, flags | LibC.O_NONBLOCK) < 0) {
             throw NativeLibraries.lastError(call);
@@ -47,9 +47,9 @@ final class FdWaiter {
         pollFds.setShort(6, (short) 0);
         pollFds.setShort(14, (short) 0);
         long ms = Math.min(Integer.MAX_VALUE, Math.max(0, timeout.toMillis()));
-        int n = LibC.poll(com.sun.jna.Pointer.nativeValue(pollFds), 2, (int) ms);
+        int n = LibC.poll(Pointer.nativeValue(pollFds), 2, (int) ms);
         if (n < 0) {
-            int errno = com.sun.jna.Native.getLastError();
+            int errno = Native.getLastError();
             if (errno == LibC.EINTR) {
                 return false;
             }
@@ -78,10 +78,6 @@ final class FdWaiter {
 
     void resume() {
         shutdown = false;
-    }
-
-    int fd() {
-        return fd;
     }
 
     /** Frees the eventfd; the watched fd belongs to its owner. Call once no wait can run. */

@@ -266,11 +266,11 @@ final class JnaCmId extends JnaResource implements CmId {
         JnaEventChannel to = JnaEventChannel.of(target, "rdma_migrate_id");
         long id = enter("rdma_migrate_id");
         try {
-            long ch = to.enterChannel("rdma_migrate_id");
+            long ch = to.enter("rdma_migrate_id");
             try {
                 check("rdma_migrate_id", Rdmacm.rdma_migrate_id(id, ch));
             } finally {
-                to.exitChannel();
+                to.exit();
             }
             channel.remove(this);
             channel = to;

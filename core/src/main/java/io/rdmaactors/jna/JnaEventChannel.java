@@ -59,15 +59,6 @@ final class JnaEventChannel extends JnaResource implements EventChannel {
         ids.remove(id.handle(), id);
     }
 
-    /** The channel's native pointer for a call that holds it entered. */
-    long enterChannel(String call) {
-        return enter(call);
-    }
-
-    void exitChannel() {
-        exit();
-    }
-
     @Override
     public CmId cmId(long handle) {
         return ids.get(handle);

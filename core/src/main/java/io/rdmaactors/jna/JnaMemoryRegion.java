@@ -53,7 +53,7 @@ final class JnaMemoryRegion extends JnaResource implements MemoryRegion {
 
     @Override
     public ByteBuffer buffer() {
-        enter("ibv_mr");
+        enter("ibv_mr"); // a closed region has no bytes to show
         exit();
         return buffer.duplicate().clear();
     }

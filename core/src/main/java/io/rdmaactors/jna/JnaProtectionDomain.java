@@ -1,6 +1,7 @@
 package io.rdmaactors.jna;
 
 import com.sun.jna.Native;
+import com.sun.jna.Pointer;
 import io.rdmaactors.cm.AddressVector;
 import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.AddressHandle;
@@ -48,7 +49,7 @@ final class JnaProtectionDomain extends JnaResource implements ProtectionDomain 
             throw new InvalidRequestException("ibv_reg_mr", "REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE");
         }
         ByteBuffer view = buffer.slice();
-        long address = com.sun.jna.Pointer.nativeValue(Native.getDirectBufferPointer(view));
+        long address = Pointer.nativeValue(Native.getDirectBufferPointer(view));
         long pd = enter("ibv_reg_mr");
         try {
             long mr = Ibverbs.ibv_reg_mr(pd, address, view.capacity(), mask);
@@ -87,7 +88,7 @@ final class JnaProtectionDomain extends JnaResource implements ProtectionDomain 
             if (srq == 0) {
                 throw NativeLibraries.lastError("ibv_create_srq");
             }
-            return new JnaSharedReceiveQueue(this, srq, maxWr, maxSge);
+            return new JnaSharedReceiveQueue(this, srq, maxWr);
         } finally {
             exit();
         }

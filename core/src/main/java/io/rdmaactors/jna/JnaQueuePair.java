@@ -1,5 +1,6 @@
 package io.rdmaactors.jna;
 
+import com.sun.jna.Pointer;
 import io.rdmaactors.cm.AddressVector;
 import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.InvalidRequestException;
@@ -38,7 +39,7 @@ final class JnaQueuePair extends JnaResource implements QueuePair {
         this.cmId = cmId;
         this.init = init;
         this.srq = JnaSharedReceiveQueue.of(init.srq(), "ibv_create_qp");
-        this.qpNum = new com.sun.jna.Pointer(qp).getInt(IbvQp.QP_NUM);
+        this.qpNum = new Pointer(qp).getInt(IbvQp.QP_NUM);
         pd.fabric.register(this);
     }
 

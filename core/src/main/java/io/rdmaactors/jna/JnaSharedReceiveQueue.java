@@ -16,7 +16,7 @@ final class JnaSharedReceiveQueue extends JnaResource implements SharedReceiveQu
     /** Receives posted minus receive completions polled for QPs on this SRQ. */
     private final AtomicInteger posted = new AtomicInteger();
 
-    JnaSharedReceiveQueue(JnaProtectionDomain pd, long srq, int maxWr, int maxSge) {
+    JnaSharedReceiveQueue(JnaProtectionDomain pd, long srq, int maxWr) {
         super(pd.fabric, ResourceKind.SHARED_RECEIVE_QUEUE, srq);
         this.device = pd.device;
         this.maxWr = maxWr;

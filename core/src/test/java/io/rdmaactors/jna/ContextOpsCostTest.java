@@ -9,8 +9,6 @@ import com.sun.jna.Platform;
 import com.sun.jna.Pointer;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.Fabric;
-import io.rdmaactors.verbs.VerbsException;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,15 +31,7 @@ class ContextOpsCostTest {
 
     @Test
     void directMappedOpsCostLikeAnExportedCall() {
-        Fabric fabric;
-        try {
-            fabric = Fabric.open("jna");
-        } catch (VerbsException e) {
-            Assumptions.abort("the jna fabric cannot open here: " + e.getMessage());
-            return;
-        }
-        try (fabric) {
-            Assumptions.assumeFalse(fabric.devices().isEmpty(), "no RDMA device on this machine");
+        try (Fabric fabric = JnaFabrics.openOrSkip()) {
             JnaDevice device = (JnaDevice) fabric.devices().get(0);
             CompletionQueue cq = device.createCompletionQueue(16, null);
             long cqPointer = cq.handle();

@@ -25,7 +25,6 @@ import io.rdmaactors.verbs.QueuePair;
 import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.ResourceClosedException;
 import io.rdmaactors.verbs.SendWorkRequest;
-import io.rdmaactors.verbs.VerbsException;
 import io.rdmaactors.verbs.WcOpcode;
 import io.rdmaactors.verbs.WorkCompletion;
 import java.net.InetAddress;
@@ -36,7 +35,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.EnumSet;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -52,12 +50,7 @@ class JnaLoopbackTest {
 
     @BeforeEach
     void open() {
-        try {
-            fabric = Fabric.open("jna");
-        } catch (VerbsException e) {
-            Assumptions.abort("the jna fabric cannot open here: " + e.getMessage());
-        }
-        Assumptions.assumeFalse(fabric.devices().isEmpty(), "no RDMA device on this machine");
+        fabric = JnaFabrics.openOrSkip();
         device = fabric.devices().get(0);
     }
 

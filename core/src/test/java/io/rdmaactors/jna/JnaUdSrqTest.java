@@ -30,7 +30,6 @@ import io.rdmaactors.verbs.ResourceBusyException;
 import io.rdmaactors.verbs.ResourceClosedException;
 import io.rdmaactors.verbs.SendWorkRequest;
 import io.rdmaactors.verbs.SharedReceiveQueue;
-import io.rdmaactors.verbs.VerbsException;
 import io.rdmaactors.verbs.WorkCompletion;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -51,12 +50,7 @@ class JnaUdSrqTest {
 
     @BeforeEach
     void open() {
-        try {
-            fabric = Fabric.open("jna");
-        } catch (VerbsException e) {
-            Assumptions.abort("the jna fabric cannot open here: " + e.getMessage());
-        }
-        Assumptions.assumeFalse(fabric.devices().isEmpty(), "no RDMA device on this machine");
+        fabric = JnaFabrics.openOrSkip();
         device = fabric.devices().get(0);
     }
 
