@@ -68,6 +68,11 @@ final class JnaCompletionChannel extends JnaResource implements CompletionChanne
             throw NativeLibraries.failure("ibv_get_cq_event", errno);
         }
         JnaCompletionQueue queue = queues.get(cq[0]);
+        if (queue == null) {
+            // Not one of ours (created outside this fabric): acknowledge so its destroy cannot hang.
+            Ibverbs.ibv_ack_cq_events(cq[0], 1);
+            return null;
+        }
         queue.eventTaken();
         return queue;
     }
