@@ -69,7 +69,7 @@ final class JnaCompletionChannel extends JnaResource implements CompletionChanne
         }
         JnaCompletionQueue queue = queues.get(cq[0]);
         if (queue == null) {
-            // Not one of ours (created outside this fabric): acknowledge so its destroy cannot hang.
+            // No longer attached here: acknowledge, so nothing waits on the event.
             Ibverbs.ibv_ack_cq_events(cq[0], 1);
             return null;
         }
