@@ -28,6 +28,8 @@ public class IbvQpAttr extends NativeStruct {
     static final int PATH_MIG_STATE = 1 << 18;
     static final int CAP = 1 << 19;
     static final int DEST_QPN = 1 << 20;
+    /** Every standard bit; the kernel refuses others with EOPNOTSUPP. */
+    static final int STANDARD = (1 << 21) - 1;
 
     public int qp_state;
     public int cur_qp_state;

@@ -2,6 +2,7 @@ package io.rdmaactors.jna;
 
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
+import io.rdmaactors.cm.CmEvent;
 import io.rdmaactors.cm.CmEventType;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.ConnectionParameters;
@@ -25,6 +26,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * wrong state becomes {@link InvalidStateException}, as on the soft fabric.
  */
 final class JnaCmId extends JnaResource implements CmId {
+
+    /** Errnos of a destination no device reaches, which the kernel reports before any event. */
+    private static final Set<Integer> UNRESOLVABLE = Set.of(VerbsException.ENETUNREACH, VerbsException.EHOSTUNREACH,
+            VerbsException.EADDRNOTAVAIL, VerbsException.ENODEV);
 
     private final PortSpace portSpace;
     private final Set<InetSocketAddress> groups = ConcurrentHashMap.newKeySet();
@@ -100,7 +105,14 @@ final class JnaCmId extends JnaResource implements CmId {
         }
         long id = enter("rdma_resolve_addr");
         try {
-            check("rdma_resolve_addr", Rdmacm.rdma_resolve_addr(id, src, dst, millis(timeout)));
+            if (Rdmacm.rdma_resolve_addr(id, src, dst, millis(timeout)) != 0) {
+                int errno = Native.getLastError();
+                if (!UNRESOLVABLE.contains(errno)) {
+                    check("rdma_resolve_addr", -1);
+                }
+                // librdmacm fails at once where no route exists; the SPI promises ADDR_ERROR instead.
+                channel.post(new CmEvent.AddrError(pointer, -errno));
+            }
         } finally {
             exit();
         }

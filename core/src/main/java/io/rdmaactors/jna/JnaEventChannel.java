@@ -14,7 +14,9 @@ import io.rdmaactors.verbs.ResourceKind;
 import io.rdmaactors.verbs.VerbsException;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * An {@code rdma_event_channel}: its fd is non-blocking and waited on with poll and a wake-up fd.
@@ -25,6 +27,8 @@ final class JnaEventChannel extends JnaResource implements EventChannel {
     private final FdWaiter waiter;
     private final Map<Long, JnaCmId> ids = new ConcurrentHashMap<>();
     private final long[] eventOut = new long[1];
+    /** Events the provider raises itself, delivered before the fd's. */
+    private final Queue<CmEvent> raised = new ConcurrentLinkedQueue<>();
 
     JnaEventChannel(JnaFabric fabric, long channel) {
         super(fabric, ResourceKind.EVENT_CHANNEL, channel);
@@ -51,6 +55,11 @@ final class JnaEventChannel extends JnaResource implements EventChannel {
         }
     }
 
+    void post(CmEvent event) {
+        raised.add(event);
+        waiter.wakeup();
+    }
+
     void add(JnaCmId id) {
         ids.put(id.handle(), id);
     }
@@ -70,8 +79,12 @@ final class JnaEventChannel extends JnaResource implements EventChannel {
         do {
             long channel = enter("rdma_get_cm_event");
             try {
+                CmEvent own = raised.poll();
+                if (own != null) {
+                    return own;
+                }
                 if (!waiter.await(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())), "rdma_get_cm_event")) {
-                    return null;
+                    return raised.poll();
                 }
                 CmEvent event = take(channel);
                 if (event != null) {

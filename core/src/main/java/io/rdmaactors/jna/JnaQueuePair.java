@@ -219,7 +219,7 @@ final class JnaQueuePair extends JnaResource implements QueuePair {
         IbvQpAttr attr = new IbvQpAttr();
         long qp = enter("ibv_query_qp");
         try {
-            int rc = Ibverbs.ibv_query_qp(qp, attr, -1 >>> 1, new IbvQpInitAttr());
+            int rc = Ibverbs.ibv_query_qp(qp, attr, IbvQpAttr.STANDARD, new IbvQpInitAttr());
             if (rc != 0) {
                 throw NativeLibraries.failure("ibv_query_qp", rc);
             }
