@@ -38,8 +38,16 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     record StartConnector(RdmaProtocol.Connect connect) implements Command {
     }
 
+    /** Creates a UDP id and the {@link MulticastActor} that joins the group with it. */
+    record StartMulticast(RdmaProtocol.JoinMulticast join) implements Command {
+    }
+
     /** A listener hands over a requested id: the agent behavior to run it. */
     record AdoptAgent(long handle, Behavior<RdmaProtocol.ConnectionCommand> agent) implements Command {
+    }
+
+    /** An agent another actor spawned (an SRQ server's connection): route its id's events to it. */
+    record Route(long handle, ActorRef<RdmaProtocol.ConnectionCommand> agent) implements Command {
     }
 
     private record Pumped(CmEvent event) implements Command {
@@ -57,18 +65,19 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     /** Events for requested ids whose agent is not running yet. */
     private final Map<Long, List<CmEvent>> held = new HashMap<>();
 
-    static Behavior<Command> create(Fabric fabric, RdmaSettings settings,
+    /** Runs {@code channel} (created by the caller, so it exists once this returns) and closes it on stop. */
+    static Behavior<Command> create(Fabric fabric, EventChannel channel, RdmaSettings settings,
                                     Map<String, ActorRef<DeviceActor.Command>> devices) {
-        return Behaviors.setup(ctx -> new CmEventActor(ctx, fabric, settings, devices));
+        return Behaviors.setup(ctx -> new CmEventActor(ctx, fabric, channel, settings, devices));
     }
 
-    private CmEventActor(ActorContext<Command> ctx, Fabric fabric, RdmaSettings settings,
+    private CmEventActor(ActorContext<Command> ctx, Fabric fabric, EventChannel channel, RdmaSettings settings,
                          Map<String, ActorRef<DeviceActor.Command>> devices) {
         super(ctx);
         this.fabric = fabric;
         this.settings = settings;
         this.devices = devices;
-        this.channel = fabric.createEventChannel();
+        this.channel = channel;
         ActorRef<Command> self = ctx.getSelf();
         this.pump = EventPump.start("rdma-cm-" + ctx.getSelf().path().name(), channel,
                 e -> self.tell(new Pumped(e)), CmEvent.ChannelFailed::new);
@@ -79,7 +88,13 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
         return newReceiveBuilder()
                 .onMessage(StartListener.class, this::onStartListener)
                 .onMessage(StartConnector.class, this::onStartConnector)
+                .onMessage(StartMulticast.class, this::onStartMulticast)
                 .onMessage(AdoptAgent.class, this::onAdoptAgent)
+                .onMessage(Route.class, r -> {
+                    getContext().watchWith(r.agent(), new Stopped(r.handle()));
+                    route(r.handle(), r.agent());
+                    return this;
+                })
                 .onMessage(Pumped.class, p -> onEvent(p.event()))
                 .onMessage(Stopped.class, s -> {
                     routes.remove(s.handle());
@@ -104,8 +119,22 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
             m.listen().handler().tell(new RdmaProtocol.CommandFailed(m.listen(), e));
             return this;
         }
+        SrqActor.Shared shared = null;
+        if (m.listen().sharedReceiveQueue()) {
+            try {
+                SrqActor.Resources resources = new SrqActor.Resources(id.device(), settings);
+                ActorRef<SrqActor.Command> srq = getContext().spawn(SrqActor.create(resources, getContext().getSelf(),
+                        devices.get(id.device().name())), "srq-" + id.handle(),
+                        Props.empty().withDispatcherFromConfig(settings.dispatcher()));
+                shared = new SrqActor.Shared(resources.pd, resources.srq, resources.cq, srq);
+            } catch (RuntimeException e) {
+                id.close();
+                m.listen().handler().tell(new RdmaProtocol.CommandFailed(m.listen(), e));
+                return this;
+            }
+        }
         ActorRef<RdmaProtocol.ListenerCommand> listener = spawn(ListenerActor.create(id, m.listen().handler(), settings,
-                devices, getContext().getSelf()), "listener-" + id.handle(), id.handle());
+                devices, getContext().getSelf(), shared), "listener-" + id.handle(), id.handle());
         routes.put(id.handle(), e -> listener.tell(new ListenerActor.Event(e)));
         return this;
     }
@@ -118,14 +147,25 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
         return this;
     }
 
+    private Behavior<Command> onStartMulticast(StartMulticast m) {
+        CmId id = fabric.createCmId(channel, PortSpace.UDP);
+        ActorRef<RdmaProtocol.MulticastCommand> member = spawn(MulticastActor.create(id, m.join(), settings),
+                "multicast-" + id.handle(), id.handle());
+        routes.put(id.handle(), e -> member.tell(new MulticastActor.Cm(e)));
+        return this;
+    }
+
     private Behavior<Command> onAdoptAgent(AdoptAgent m) {
-        ActorRef<RdmaProtocol.ConnectionCommand> agent = spawn(m.agent(), "connection-" + m.handle(), m.handle());
-        routes.put(m.handle(), e -> agent.tell(new ConnectionActor.Cm(e)));
-        List<CmEvent> early = held.remove(m.handle());
+        route(m.handle(), spawn(m.agent(), "connection-" + m.handle(), m.handle()));
+        return this;
+    }
+
+    private void route(long handle, ActorRef<RdmaProtocol.ConnectionCommand> agent) {
+        routes.put(handle, e -> agent.tell(new ConnectionActor.Cm(e)));
+        List<CmEvent> early = held.remove(handle);
         if (early != null) {
             early.forEach(e -> agent.tell(new ConnectionActor.Cm(e)));
         }
-        return this;
     }
 
     private <T> ActorRef<T> spawn(Behavior<T> behavior, String name, long handle) {

@@ -6,6 +6,7 @@ import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
 import io.rdmaactors.actors.RdmaProtocol.DisconnectReason;
 import io.rdmaactors.cm.AddressVector;
+import io.rdmaactors.verbs.Access;
 import io.rdmaactors.cm.AsyncEvent;
 import io.rdmaactors.cm.AsyncEventType;
 import io.rdmaactors.cm.CmEvent;
@@ -14,6 +15,7 @@ import io.rdmaactors.verbs.CompletionChannel;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.ConnectionParameters;
 import io.rdmaactors.verbs.Device;
+import io.rdmaactors.verbs.MemoryRegion;
 import io.rdmaactors.verbs.MigrationState;
 import io.rdmaactors.verbs.ProtectionDomain;
 import io.rdmaactors.verbs.QpAttributes;
@@ -22,12 +24,12 @@ import io.rdmaactors.verbs.QueuePair;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
-import org.apache.pekko.actor.typed.Terminated;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
@@ -53,6 +55,10 @@ final class ConnectionActor {
     record QueuePairDrained() implements ConnectionCommand {
     }
 
+    /** A message this connection's QP took from the listener's shared receive queue. */
+    record SharedReceived(RdmaProtocol.Received received) implements ConnectionCommand {
+    }
+
     record QueuePairStarted(ActorRef<QueuePairActor.Command> qp) implements ConnectionCommand {
     }
 
@@ -69,13 +75,22 @@ final class ConnectionActor {
     private final CmId id;
     private final RdmaSettings settings;
     private final Map<String, ActorRef<DeviceActor.Command>> devices;
+    /** The listener's SRQ this connection receives from, or null for its own receive queue. */
+    private SrqActor.Shared shared;
     private ActorRef<ConnectionEvent> handler;
+    /** This connection's PD; null on an SRQ (whose PD is the SRQ's) and before the route is resolved. */
     private ProtectionDomain pd;
+    /** Memory exported to the peer: deregistered after the QP is gone, before the PD. */
+    private final List<MemoryRegion> exported = new ArrayList<>();
     private QueuePair qp;
     private ActorRef<CompletionQueueActor.Command> cqActor;
     private ActorRef<QueuePairActor.Command> qpActor;
     private final List<QueuePairActor.Command> beforeQueuePair = new ArrayList<>();
+    /** SRQ receives that arrived before the handler had Connected. */
+    private final List<RdmaProtocol.Received> beforeConnected = new ArrayList<>();
     private DisconnectReason closing;
+    /** The handler heard how this connection ended (Disconnected or ConnectFailed). */
+    private boolean told;
 
     private ConnectionActor(ActorContext<ConnectionCommand> ctx, TimerScheduler<ConnectionCommand> timers, CmId id,
                             RdmaSettings settings, Map<String, ActorRef<DeviceActor.Command>> devices) {
@@ -120,6 +135,7 @@ final class ConnectionActor {
                             timers.cancel(TIMER);
                             handler.tell(new RdmaProtocol.Connected(ctx.getSelf(), remote, id.localAddress(),
                                     est.privateData()));
+                            toQueuePair(new QueuePairActor.Open());
                             return established();
                         } else {
                             ConnectFailure reason = failure(e);
@@ -133,6 +149,7 @@ final class ConnectionActor {
                     return Behaviors.same();
                 })
                 .onMessage(TimedOut.class, t -> connectFailed(remote, new RdmaProtocol.TimedOut(timeout)))
+                .onMessage(RdmaProtocol.Export.class, this::onExport)
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
                 .onMessage(HandlerTerminated.class, t -> Behaviors.stopped())
                 .onMessage(Async.class, a -> Behaviors.same())
@@ -164,6 +181,7 @@ final class ConnectionActor {
     }
 
     private Behavior<ConnectionCommand> connectFailed(InetSocketAddress remote, ConnectFailure reason) {
+        told = true;
         handler.tell(new RdmaProtocol.ConnectFailed(remote, reason));
         return Behaviors.stopped();
     }
@@ -179,9 +197,14 @@ final class ConnectionActor {
 
     static Behavior<ConnectionCommand> agent(CmId id, byte[] privateData,
                                              ActorRef<RdmaProtocol.ListenerEvent> bindHandler, RdmaSettings settings,
-                                             Map<String, ActorRef<DeviceActor.Command>> devices) {
+                                             Map<String, ActorRef<DeviceActor.Command>> devices,
+                                             SrqActor.Shared shared) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             ConnectionActor c = new ConnectionActor(ctx, timers, id, settings, devices);
+            c.shared = shared;
+            if (shared == null) {
+                c.pd = id.device().allocateProtectionDomain();
+            }
             timers.startSingleTimer(TIMER, new TimedOut(), settings.acceptTimeout());
             bindHandler.tell(new RdmaProtocol.ConnectionRequested(id.remoteAddress(), privateData, ctx.getSelf()));
             return c.awaitingDecision(privateData);
@@ -221,6 +244,7 @@ final class ConnectionActor {
                 })
                 .onMessage(Cm.class, m -> m.event() instanceof CmEvent.Disconnected
                         || m.event() instanceof CmEvent.DeviceRemoval ? Behaviors.stopped() : Behaviors.same())
+                .onMessage(RdmaProtocol.Export.class, this::onExport)
                 .onMessage(ConnectionCommand.class, c -> Behaviors.same())
                 .onSignal(PostStop.class, s -> release())
                 .build();
@@ -241,6 +265,9 @@ final class ConnectionActor {
                         timers.cancel(TIMER);
                         handler.tell(new RdmaProtocol.Connected(ctx.getSelf(), id.remoteAddress(), id.localAddress(),
                                 requestData));
+                        toQueuePair(new QueuePairActor.Open());
+                        beforeConnected.forEach(handler::tell);
+                        beforeConnected.clear();
                         return established();
                     }
                     ConnectFailure reason = failure(m.event());
@@ -248,6 +275,11 @@ final class ConnectionActor {
                 })
                 .onMessage(TimedOut.class, t -> connectFailed(id.remoteAddress(),
                         new RdmaProtocol.TimedOut(settings.acceptTimeout())))
+                .onMessage(SharedReceived.class, r -> {
+                    beforeConnected.add(r.received());
+                    return Behaviors.same();
+                })
+                .onMessage(RdmaProtocol.Export.class, this::onExport)
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
                 .onMessage(HandlerTerminated.class, t -> Behaviors.stopped())
                 .onMessage(Async.class, a -> Behaviors.same())
@@ -258,10 +290,16 @@ final class ConnectionActor {
 
     // ------------------------------------------------------------------ resources
 
-    /** PD, completion channel, CQ and QP for this id, and the actors that own CQ and QP. */
+    /**
+     * The PD (or the SRQ's), a completion channel, a CQ and the QP for this id, and the actors that
+     * own CQ and QP.
+     */
     private void createQueuePair() {
         Device device = id.device();
-        pd = device.allocateProtectionDomain();
+        if (shared == null && pd == null) {
+            pd = device.allocateProtectionDomain();
+        }
+        ProtectionDomain qpPd = protectionDomain();
         CompletionChannel channel = device.createCompletionChannel();
         CompletionQueue cq;
         try {
@@ -272,9 +310,13 @@ final class ConnectionActor {
         }
         QueuePairActor.Buffers buffers;
         try {
-            qp = id.createQueuePair(pd, QpInitAttributes.rc(cq, settings.sendQueueDepth(),
-                    settings.receiveQueueDepth()));
-            buffers = QueuePairActor.prepare(qp, pd, settings);
+            QpInitAttributes attributes = QpInitAttributes.rc(cq, settings.sendQueueDepth(),
+                    settings.receiveQueueDepth());
+            if (shared != null) {
+                attributes = attributes.withCompletionQueues(cq, shared.cq()).withSrq(shared.srq());
+            }
+            qp = id.createQueuePair(qpPd, attributes);
+            buffers = QueuePairActor.prepare(qp, qpPd, settings, shared == null);
         } catch (RuntimeException e) {
             id.destroyQueuePair();
             qp = null;
@@ -283,10 +325,45 @@ final class ConnectionActor {
             throw e;
         }
         cqActor = ctx.spawn(CompletionQueueActor.create(cq, channel,
-                QueuePairActor.create(id, qp, pd, buffers, handler, ctx.getSelf()), ctx.getSelf()), "cq");
+                QueuePairActor.create(id, qp, qpPd, buffers, handler, ctx.getSelf()), ctx.getSelf()), "cq");
         ActorRef<DeviceActor.Command> deviceActor = devices.get(device.name());
         if (deviceActor != null) {
             deviceActor.tell(new DeviceActor.RegisterQp(qp.qpNum(), ctx.getSelf()));
+        }
+        if (shared != null) {
+            shared.owner().tell(new SrqActor.Attach(qp.qpNum(), ctx.getSelf()));
+        }
+    }
+
+    private ProtectionDomain protectionDomain() {
+        return shared != null ? shared.pd() : pd;
+    }
+
+    /** Registers memory for the peer with exactly the rights asked (LOCAL_WRITE is implied by remote writes). */
+    private Behavior<ConnectionCommand> onExport(RdmaProtocol.Export export) {
+        ProtectionDomain domain = protectionDomain();
+        if (domain == null) {
+            refuse(export, new RdmaProtocol.ConnectionClosed("not connected yet"));
+            return Behaviors.same();
+        }
+        try {
+            EnumSet<Access> rights = EnumSet.of(Access.LOCAL_WRITE);
+            rights.addAll(export.access());
+            MemoryRegion mr = domain.register(export.buffer(), rights);
+            exported.add(mr);
+            export.replyTo().tell(new RdmaProtocol.Exported(new RemoteRegion(mr.address(), mr.length(), mr.rkey())));
+        } catch (RuntimeException e) {
+            refuse(export, e);
+        }
+        return Behaviors.same();
+    }
+
+    /** Before Accept names a handler, a refusal can only be logged. */
+    private void refuse(Object command, Throwable cause) {
+        if (handler != null) {
+            handler.tell(new CommandFailed(command, cause));
+        } else {
+            ctx.getLog().warn("{} refused", command, cause);
         }
     }
 
@@ -313,8 +390,9 @@ final class ConnectionActor {
                     toQueuePair(new QueuePairActor.Execute(c));
                     return Behaviors.same();
                 })
-                .onMessage(RdmaProtocol.Export.class, e -> {
-                    toQueuePair(new QueuePairActor.ExportMemory(e));
+                .onMessage(RdmaProtocol.Export.class, this::onExport)
+                .onMessage(RdmaProtocol.ResumeWriting.class, r -> {
+                    toQueuePair(new QueuePairActor.ResumeWriting());
                     return Behaviors.same();
                 })
                 .onMessage(RdmaProtocol.SuspendReading.class, s -> {
@@ -340,6 +418,10 @@ final class ConnectionActor {
                 .onMessage(RdmaProtocol.Abort.class, a -> closeWith(new RdmaProtocol.Closed()))
                 .onMessage(HandlerTerminated.class, t -> closeWith(new RdmaProtocol.ErrorClosed(
                         new IllegalStateException("the connection's handler terminated"))))
+                .onMessage(SharedReceived.class, r -> {
+                    handler.tell(r.received());
+                    return Behaviors.same();
+                })
                 .onMessage(Cm.class, m -> onCmWhileOpen(m.event()))
                 .onMessage(Async.class, a -> onAsync(a.event()))
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
@@ -399,10 +481,7 @@ final class ConnectionActor {
                 .onMessage(RdmaProtocol.Abort.class, a -> closeWith(closing))
                 .onMessage(HandlerTerminated.class, t -> closeWith(closing))
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
-                .onMessage(RdmaProtocol.DataCommand.class, c -> {
-                    handler.tell(new CommandFailed(c, new RdmaProtocol.ConnectionClosed("the connection is closing")));
-                    return Behaviors.same();
-                })
+                .onMessage(RdmaProtocol.DataCommand.class, this::refuseWhileClosing)
                 .onMessage(ConnectionCommand.class, c -> Behaviors.same())
                 .onSignal(PostStop.class, s -> release())
                 .build();
@@ -414,23 +493,25 @@ final class ConnectionActor {
         closing = reason;
         disconnectQuietly();
         if (cqActor == null) {
-            handler.tell(new RdmaProtocol.Disconnected(reason));
+            tellDisconnected(reason);
             return Behaviors.stopped();
         }
         cqActor.tell(new CompletionQueueActor.Drain());
         return Behaviors.receive(ConnectionCommand.class)
                 .onMessage(QueuePairDrained.class, d -> {
-                    handler.tell(new RdmaProtocol.Disconnected(reason));
+                    tellDisconnected(reason);
                     return Behaviors.<ConnectionCommand>stopped();
                 })
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
-                .onMessage(RdmaProtocol.DataCommand.class, c -> {
-                    handler.tell(new CommandFailed(c, new RdmaProtocol.ConnectionClosed("the connection is closing")));
-                    return Behaviors.same();
-                })
+                .onMessage(RdmaProtocol.DataCommand.class, this::refuseWhileClosing)
                 .onMessage(ConnectionCommand.class, c -> Behaviors.same())
                 .onSignal(PostStop.class, s -> release())
                 .build();
+    }
+
+    private Behavior<ConnectionCommand> refuseWhileClosing(RdmaProtocol.DataCommand command) {
+        handler.tell(new CommandFailed(command, new RdmaProtocol.ConnectionClosed("the connection is closing")));
+        return Behaviors.same();
     }
 
     /** rdma_disconnect moves the QP to ERR and flushes it; after the peer has gone it may fail, harmlessly. */
@@ -442,15 +523,33 @@ final class ConnectionActor {
         }
     }
 
-    /** PostStop: the CQ and QP actors (children) already freed theirs; free PD, then the id. */
+    private void tellDisconnected(DisconnectReason reason) {
+        if (!told) {
+            told = true;
+            handler.tell(new RdmaProtocol.Disconnected(reason));
+        }
+    }
+
+    /**
+     * PostStop: the CQ and QP actors (children) already freed theirs and failed what was
+     * outstanding; free PD, then the id. A connection stopped from outside (its parent restarting
+     * or the system shutting down) still tells its handler.
+     */
     private Behavior<ConnectionCommand> release() {
+        if (handler != null && qp != null) {
+            tellDisconnected(new RdmaProtocol.ErrorClosed(new IllegalStateException("rdma-actors stopped")));
+        }
         if (qp != null) {
             ActorRef<DeviceActor.Command> deviceActor = devices.get(id.device() == null ? "" : id.device().name());
             if (deviceActor != null) {
                 deviceActor.tell(new DeviceActor.UnregisterQp(qp.qpNum()));
             }
+            if (shared != null) {
+                shared.owner().tell(new SrqActor.Detach(qp.qpNum()));
+            }
             id.destroyQueuePair();
         }
+        exported.forEach(MemoryRegion::close);
         if (pd != null) {
             pd.close();
         }

@@ -30,12 +30,19 @@ final class DeviceActor extends AbstractBehavior<DeviceActor.Command> {
     record UnregisterQp(int qpNum) implements Command {
     }
 
+    record RegisterSrq(long srq, ActorRef<SrqActor.Command> owner) implements Command {
+    }
+
     private record Pumped(AsyncEvent event) implements Command {
+    }
+
+    private record SrqStopped(long srq) implements Command {
     }
 
     private final Device device;
     private final EventPump<AsyncEvent> pump;
     private final Map<Integer, ActorRef<RdmaProtocol.ConnectionCommand>> owners = new HashMap<>();
+    private final Map<Long, ActorRef<SrqActor.Command>> srqs = new HashMap<>();
 
     static Behavior<Command> create(Device device) {
         return Behaviors.setup(ctx -> new DeviceActor(ctx, device));
@@ -60,6 +67,15 @@ final class DeviceActor extends AbstractBehavior<DeviceActor.Command> {
                     owners.remove(u.qpNum());
                     return this;
                 })
+                .onMessage(RegisterSrq.class, r -> {
+                    srqs.put(r.srq(), r.owner());
+                    getContext().watchWith(r.owner(), new SrqStopped(r.srq()));
+                    return this;
+                })
+                .onMessage(SrqStopped.class, s -> {
+                    srqs.remove(s.srq());
+                    return this;
+                })
                 .onMessage(Pumped.class, p -> onEvent(p.event()))
                 .onSignal(PostStop.class, s -> stopPump())
                 .onSignal(PreRestart.class, s -> stopPump())
@@ -76,6 +92,11 @@ final class DeviceActor extends AbstractBehavior<DeviceActor.Command> {
             ActorRef<RdmaProtocol.ConnectionCommand> owner = owners.get(qp.qpNum());
             if (owner != null) {
                 owner.tell(new ConnectionActor.Async(event));
+            }
+        } else if (event instanceof AsyncEvent.SrqEvent srq && srq.type() == AsyncEventType.SRQ_LIMIT_REACHED) {
+            ActorRef<SrqActor.Command> owner = srqs.get(srq.srq());
+            if (owner != null) {
+                owner.tell(new SrqActor.LimitReached());
             }
         } else if (event.type() == AsyncEventType.DEVICE_FATAL) {
             getContext().getLog().error("device {} failed", device.name());

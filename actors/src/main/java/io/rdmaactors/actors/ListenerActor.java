@@ -28,23 +28,28 @@ final class ListenerActor extends AbstractBehavior<RdmaProtocol.ListenerCommand>
     private final RdmaSettings settings;
     private final Map<String, ActorRef<DeviceActor.Command>> devices;
     private final ActorRef<CmEventActor.Command> cmEvents;
+    /** The SRQ every accepted connection receives from, or null. */
+    private final SrqActor.Shared shared;
 
     static Behavior<RdmaProtocol.ListenerCommand> create(CmId id, ActorRef<RdmaProtocol.ListenerEvent> handler,
                                                          RdmaSettings settings,
                                                          Map<String, ActorRef<DeviceActor.Command>> devices,
-                                                         ActorRef<CmEventActor.Command> cmEvents) {
-        return Behaviors.setup(ctx -> new ListenerActor(ctx, id, handler, settings, devices, cmEvents));
+                                                         ActorRef<CmEventActor.Command> cmEvents,
+                                                         SrqActor.Shared shared) {
+        return Behaviors.setup(ctx -> new ListenerActor(ctx, id, handler, settings, devices, cmEvents, shared));
     }
 
     private ListenerActor(ActorContext<RdmaProtocol.ListenerCommand> ctx, CmId id,
                           ActorRef<RdmaProtocol.ListenerEvent> handler, RdmaSettings settings,
-                          Map<String, ActorRef<DeviceActor.Command>> devices, ActorRef<CmEventActor.Command> cmEvents) {
+                          Map<String, ActorRef<DeviceActor.Command>> devices, ActorRef<CmEventActor.Command> cmEvents,
+                          SrqActor.Shared shared) {
         super(ctx);
         this.id = id;
         this.handler = handler;
         this.settings = settings;
         this.devices = devices;
         this.cmEvents = cmEvents;
+        this.shared = shared;
         ctx.watch(handler);
         handler.tell(new RdmaProtocol.Listening(id.localAddress(), ctx.getSelf()));
     }
@@ -57,6 +62,9 @@ final class ListenerActor extends AbstractBehavior<RdmaProtocol.ListenerCommand>
                 .onSignal(Terminated.class, t -> Behaviors.stopped())
                 .onSignal(PostStop.class, s -> {
                     id.close();
+                    if (shared != null) {
+                        shared.owner().tell(new SrqActor.ListenerStopped());
+                    }
                     handler.tell(new RdmaProtocol.Unbound());
                     return this;
                 })
@@ -66,8 +74,14 @@ final class ListenerActor extends AbstractBehavior<RdmaProtocol.ListenerCommand>
     private Behavior<RdmaProtocol.ListenerCommand> onEvent(CmEvent event) {
         if (event instanceof CmEvent.ConnectRequest request) {
             CmId requested = id.channel().cmId(request.id());
-            cmEvents.tell(new CmEventActor.AdoptAgent(request.id(),
-                    ConnectionActor.agent(requested, request.privateData(), handler, settings, devices)));
+            Behavior<RdmaProtocol.ConnectionCommand> agent = ConnectionActor.agent(requested, request.privateData(),
+                    handler, settings, devices, shared);
+            if (shared != null) {
+                // the SRQ's connections are its children, so their QPs go before the SRQ does
+                shared.owner().tell(new SrqActor.Adopt(request.id(), agent));
+            } else {
+                cmEvents.tell(new CmEventActor.AdoptAgent(request.id(), agent));
+            }
         } else if (event instanceof CmEvent.DeviceRemoval) {
             getContext().getLog().warn("the device under listener {} was removed", id.localAddress());
             return Behaviors.stopped();

@@ -4,22 +4,21 @@ import io.rdmaactors.actors.RdmaProtocol.CommandFailed;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionClosed;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
 import io.rdmaactors.actors.RdmaProtocol.DataCommand;
-import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.CmId;
+import io.rdmaactors.verbs.InvalidStateException;
 import io.rdmaactors.verbs.MemoryRegion;
+import io.rdmaactors.verbs.MigrationState;
 import io.rdmaactors.verbs.ProtectionDomain;
 import io.rdmaactors.verbs.QpAttributes;
 import io.rdmaactors.verbs.QueueFullException;
 import io.rdmaactors.verbs.QueuePair;
 import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.SendWorkRequest;
+import io.rdmaactors.verbs.WcOpcode;
 import io.rdmaactors.verbs.WorkCompletion;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.EnumSet;
-import java.util.List;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -42,10 +41,15 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
     record Execute(DataCommand command) implements Command {
     }
 
-    record ExportMemory(RdmaProtocol.Export export) implements Command {
+    record SetReading(boolean suspended) implements Command {
     }
 
-    record SetReading(boolean suspended) implements Command {
+    /** The handler asks to hear WritingResumed once there is room. */
+    record ResumeWriting() implements Command {
+    }
+
+    /** The handler was told Connected: receives may be delivered from now on. */
+    record Open() implements Command {
     }
 
     record ModifyPath(Object command, QpAttributes attributes) implements Command {
@@ -69,23 +73,28 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
         final int sendSlots;
         final int receiveSlots;
 
-        private Buffers(ProtectionDomain pd, RdmaSettings settings) {
+        private Buffers(ProtectionDomain pd, RdmaSettings settings, boolean ownReceives) {
             this.slotSize = settings.bufferSize();
             this.sendSlots = settings.sendQueueDepth();
-            this.receiveSlots = settings.receiveQueueDepth();
+            this.receiveSlots = ownReceives ? settings.receiveQueueDepth() : 0;
             this.send = pd.register(ByteBuffer.allocateDirect(sendSlots * slotSize));
-            this.receive = pd.register(ByteBuffer.allocateDirect(receiveSlots * slotSize));
+            this.receive = ownReceives ? pd.register(ByteBuffer.allocateDirect(receiveSlots * slotSize)) : null;
         }
 
         void close() {
             send.close();
-            receive.close();
+            if (receive != null) {
+                receive.close();
+            }
         }
     }
 
-    /** Registers the buffers and posts every receive before the connection can carry a message. */
-    static Buffers prepare(QueuePair qp, ProtectionDomain pd, RdmaSettings settings) {
-        Buffers buffers = new Buffers(pd, settings);
+    /**
+     * Registers the buffers and posts every receive before the connection can carry a message;
+     * a QP on a shared receive queue has no receives of its own.
+     */
+    static Buffers prepare(QueuePair qp, ProtectionDomain pd, RdmaSettings settings, boolean ownReceives) {
+        Buffers buffers = new Buffers(pd, settings, ownReceives);
         try {
             for (int slot = 0; slot < buffers.receiveSlots; slot++) {
                 qp.postReceive(receiveRequest(buffers, slot));
@@ -112,12 +121,15 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
     private final ActorRef<RdmaProtocol.ConnectionCommand> connection;
     private final DataCommand[] outstanding;
     private final ArrayDeque<Integer> freeSlots = new ArrayDeque<>();
-    private final List<MemoryRegion> exported = new ArrayList<>();
     private final ArrayDeque<Held> held = new ArrayDeque<>();
     private final ByteBuffer sendMemory;
     private final ByteBuffer receiveMemory;
     private boolean writingSuspended;
+    /** The handler sent ResumeWriting: resume once half the send queue is free. */
+    private boolean resumeRequested;
     private boolean readingSuspended;
+    /** Until the handler has Connected, receives wait: the peer may send before this side is established. */
+    private boolean open;
     private boolean closed;
 
     static Behavior<Command> create(CmId id, QueuePair qp, ProtectionDomain pd, Buffers buffers,
@@ -140,7 +152,7 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
             freeSlots.add(i);
         }
         this.sendMemory = buffers.send.buffer().order(ByteOrder.nativeOrder());
-        this.receiveMemory = buffers.receive.buffer();
+        this.receiveMemory = buffers.receive == null ? null : buffers.receive.buffer();
     }
 
     @Override
@@ -148,8 +160,17 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
         return newReceiveBuilder()
                 .onMessage(Execute.class, e -> execute(e.command()))
                 .onMessage(Completions.class, this::onCompletions)
-                .onMessage(ExportMemory.class, this::onExport)
                 .onMessage(SetReading.class, this::onSetReading)
+                .onMessage(ResumeWriting.class, r -> {
+                    resumeRequested = true;
+                    resumeWhenRoom();
+                    return this;
+                })
+                .onMessage(Open.class, o -> {
+                    open = true;
+                    deliverHeld();
+                    return this;
+                })
                 .onMessage(ModifyPath.class, this::onModifyPath)
                 .onMessage(Drained.class, d -> {
                     failOutstanding("the connection closed");
@@ -161,7 +182,6 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
                     failOutstanding("the connection stopped");
                     id.destroyQueuePair();
                     buffers.close();
-                    exported.forEach(MemoryRegion::close);
                     return this;
                 })
                 .build();
@@ -172,7 +192,8 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
             handler.tell(new CommandFailed(command, new ConnectionClosed("the connection is closing")));
             return this;
         }
-        Integer slot = freeSlots.poll();
+        // until the handler's ResumeWriting is answered everything is refused, so a resent stream keeps its order
+        Integer slot = writingSuspended ? null : freeSlots.poll();
         if (slot == null) {
             handler.tell(new CommandFailed(command, new QueueFullException("ibv_post_send",
                     "the send queue holds " + buffers.sendSlots + " requests")));
@@ -243,11 +264,16 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
                 onSendCompletion(wc);
             }
         }
-        if (writingSuspended && freeSlots.size() >= (buffers.sendSlots + 1) / 2) {
+        resumeWhenRoom();
+        return this;
+    }
+
+    private void resumeWhenRoom() {
+        if (writingSuspended && resumeRequested && freeSlots.size() >= (buffers.sendSlots + 1) / 2) {
             writingSuspended = false;
+            resumeRequested = false;
             handler.tell(new RdmaProtocol.WritingResumed());
         }
-        return this;
     }
 
     private void onSendCompletion(WorkCompletion wc) {
@@ -278,8 +304,10 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
         if (!wc.isSuccess()) {
             return; // flushed: the connection is going away
         }
-        Held h = new Held((int) (wc.wrId() & ~RECEIVE), wc.byteLen(), wc.hasImmediate() ? wc.immData() : null);
-        if (readingSuspended) {
+        // a write with immediate put its data in exported memory: the receive carries only the immediate
+        int length = wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM ? 0 : wc.byteLen();
+        Held h = new Held((int) (wc.wrId() & ~RECEIVE), length, wc.hasImmediate() ? wc.immData() : null);
+        if (readingSuspended || !open) {
             held.add(h);
         } else {
             deliver(h);
@@ -301,29 +329,26 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
 
     private Behavior<Command> onSetReading(SetReading s) {
         readingSuspended = s.suspended();
-        while (!readingSuspended && !held.isEmpty()) {
-            deliver(held.poll());
-        }
+        deliverHeld();
         return this;
     }
 
-    private Behavior<Command> onExport(ExportMemory m) {
-        RdmaProtocol.Export export = m.export();
-        try {
-            EnumSet<Access> rights = EnumSet.of(Access.LOCAL_WRITE);
-            rights.addAll(export.access());
-            MemoryRegion mr = pd.register(export.buffer(), rights);
-            exported.add(mr);
-            export.replyTo().tell(new RdmaProtocol.Exported(new RemoteRegion(mr.address(), mr.length(), mr.rkey())));
-        } catch (RuntimeException e) {
-            handler.tell(new CommandFailed(export, e));
+    private void deliverHeld() {
+        while (open && !readingSuspended && !held.isEmpty()) {
+            deliver(held.poll());
         }
-        return this;
     }
 
     private Behavior<Command> onModifyPath(ModifyPath m) {
         try {
+            // verbs take MIGRATED on an unarmed QP as a no-op; saying PathMigrated then would be a lie
+            if (m.command() instanceof RdmaProtocol.MigratePath
+                    && qp.query().migrationState() != MigrationState.ARMED) {
+                throw new InvalidStateException("ibv_modify_qp", "no alternate path is armed");
+            }
             qp.modify(m.attributes());
+            handler.tell(m.command() instanceof RdmaProtocol.MigratePath ? new RdmaProtocol.PathMigrated()
+                    : new RdmaProtocol.AlternatePathLoaded());
         } catch (RuntimeException e) {
             handler.tell(new CommandFailed(m.command(), e));
         }

@@ -26,21 +26,48 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
     private final ActorRef<CmEventActor.Command> cmEvents;
 
     static Behavior<RdmaProtocol.ManagerCommand> create(RdmaSettings settings) {
-        return Behaviors.supervise(Behaviors.setup(
-                (ActorContext<RdmaProtocol.ManagerCommand> ctx) -> new RdmaManager(ctx, settings)))
-                .onFailure(SupervisorStrategy.restart());
+        return Behaviors.supervise(Behaviors.setup((ActorContext<RdmaProtocol.ManagerCommand> ctx) -> {
+            Fabric fabric;
+            try {
+                fabric = Fabric.open(settings.fabric(), settings.fabricOptions());
+            } catch (RuntimeException e) {
+                ctx.getLog().error("rdma-actors cannot open the {} fabric", settings.fabric(), e);
+                return unavailable(e);
+            }
+            return new RdmaManager(ctx, settings, fabric);
+        })).onFailure(SupervisorStrategy.restart());
     }
 
-    private RdmaManager(ActorContext<RdmaProtocol.ManagerCommand> ctx, RdmaSettings settings) {
+    /** Without a fabric every command fails at once, saying why, rather than going to dead letters. */
+    private static Behavior<RdmaProtocol.ManagerCommand> unavailable(RuntimeException cause) {
+        return Behaviors.receive(RdmaProtocol.ManagerCommand.class)
+                .onMessage(RdmaProtocol.Listen.class, l -> {
+                    l.handler().tell(new RdmaProtocol.CommandFailed(l, cause));
+                    return Behaviors.same();
+                })
+                .onMessage(RdmaProtocol.Connect.class, c -> {
+                    c.handler().tell(new RdmaProtocol.ConnectFailed(c.remote(), new RdmaProtocol.DeviceError(cause)));
+                    return Behaviors.same();
+                })
+                .onMessage(RdmaProtocol.JoinMulticast.class, j -> {
+                    j.handler().tell(new RdmaProtocol.CommandFailed(j, cause));
+                    return Behaviors.same();
+                })
+                .onMessage(RdmaProtocol.ManagerCommand.class, m -> Behaviors.same())
+                .build();
+    }
+
+    private RdmaManager(ActorContext<RdmaProtocol.ManagerCommand> ctx, RdmaSettings settings, Fabric fabric) {
         super(ctx);
-        this.fabric = Fabric.open(settings.fabric(), settings.fabricOptions());
+        this.fabric = fabric;
         Props props = Props.empty().withDispatcherFromConfig(settings.dispatcher());
         Map<String, ActorRef<DeviceActor.Command>> devices = new HashMap<>();
         for (Device device : fabric.devices()) {
             devices.put(device.name(), ctx.spawn(Behaviors.supervise(DeviceActor.create(device))
                     .onFailure(SupervisorStrategy.restart()), "device-" + device.name(), props));
         }
-        this.cmEvents = ctx.spawn(CmEventActor.create(fabric, settings, Map.copyOf(devices)), "cm-events", props);
+        this.cmEvents = ctx.spawn(CmEventActor.create(fabric, fabric.createEventChannel(), settings,
+                Map.copyOf(devices)), "cm-events", props);
     }
 
     @Override
@@ -52,6 +79,10 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
                 })
                 .onMessage(RdmaProtocol.Connect.class, c -> {
                     cmEvents.tell(new CmEventActor.StartConnector(c));
+                    return this;
+                })
+                .onMessage(RdmaProtocol.JoinMulticast.class, j -> {
+                    cmEvents.tell(new CmEventActor.StartMulticast(j));
                     return this;
                 })
                 .onMessage(RdmaProtocol.GetFabric.class, g -> {

@@ -24,9 +24,16 @@ public final class RdmaProtocol {
     public interface ManagerCommand {
     }
 
-    /** Listens on {@code bind}; the handler gets {@link Listening} or {@link CommandFailed}, then requests. */
-    public record Listen(InetSocketAddress bind, ActorRef<ListenerEvent> handler, int backlog)
-            implements ManagerCommand {
+    /**
+     * Listens on {@code bind}; the handler gets {@link Listening} or {@link CommandFailed}, then
+     * requests. With {@code sharedReceiveQueue} every accepted connection receives from one SRQ
+     * (the multi-QP server): receive buffers scale with the server, not with its connections.
+     */
+    public record Listen(InetSocketAddress bind, ActorRef<ListenerEvent> handler, int backlog,
+                         boolean sharedReceiveQueue) implements ManagerCommand {
+        public Listen(InetSocketAddress bind, ActorRef<ListenerEvent> handler, int backlog) {
+            this(bind, handler, backlog, false);
+        }
     }
 
     /**
@@ -38,6 +45,13 @@ public final class RdmaProtocol {
         public Connect {
             privateData = privateData == null ? new byte[0] : privateData.clone();
         }
+    }
+
+    /**
+     * Joins a multicast group on a UD QP; the handler gets {@link Joined} (with the endpoint to send
+     * to the group through) or {@link CommandFailed}, then every datagram sent to the group.
+     */
+    public record JoinMulticast(InetSocketAddress group, ActorRef<MulticastEvent> handler) implements ManagerCommand {
     }
 
     /**
@@ -135,7 +149,8 @@ public final class RdmaProtocol {
 
     /**
      * Registers a direct buffer so the peer may access it with exactly these rights, and answers with
-     * {@link Exported}. Nothing is remotely accessible unless exported.
+     * {@link Exported}. Nothing is remotely accessible unless exported. An accepting side may
+     * export before {@link Accept}, to put the region in the accept's private data.
      */
     public record Export(ByteBuffer buffer, Set<Access> access, ActorRef<Exported> replyTo)
             implements ConnectionCommand {
@@ -145,6 +160,14 @@ public final class RdmaProtocol {
     }
 
     public record Exported(RemoteRegion region) {
+    }
+
+    /**
+     * After {@link WritingSuspended}, asks to be told {@link WritingResumed} once the send queue has
+     * room again. Every data command the handler sent before this one was refused, so resending the
+     * refused ones now keeps the stream in order (Pekko IO's NACK-based back-pressure).
+     */
+    public record ResumeWriting() implements ConnectionCommand {
     }
 
     /** Stops delivering {@link Received}; receives are not reposted, so the peer is held back (RNR). */
@@ -173,7 +196,8 @@ public final class RdmaProtocol {
     // ------------------------------------------------------------------ connection events (to a handler)
 
     public sealed interface ConnectionEvent permits Connected, ConnectFailed, Received, Acked, ReadCompleted,
-            AtomicCompleted, CommandFailed, WritingSuspended, WritingResumed, PathMigrated, Disconnected {
+            AtomicCompleted, CommandFailed, WritingSuspended, WritingResumed, AlternatePathLoaded, PathMigrated,
+            Disconnected {
     }
 
     public record Connected(ActorRef<ConnectionCommand> connection, InetSocketAddress remote,
@@ -219,17 +243,23 @@ public final class RdmaProtocol {
     }
 
     /** A command could not be carried out; nothing of it happened unless {@code cause} says it failed late. */
-    public record CommandFailed(Object command, Throwable cause) implements ConnectionEvent, ListenerEvent {
+    public record CommandFailed(Object command, Throwable cause)
+            implements ConnectionEvent, ListenerEvent, MulticastEvent {
     }
 
-    /** The send queue is full: commands are refused until {@link WritingResumed}. */
+    /** The send queue was full: every data command is refused until {@link ResumeWriting} is answered. */
     public record WritingSuspended() implements ConnectionEvent {
     }
 
+    /** The answer to {@link ResumeWriting}: the send queue has room, data commands are accepted again. */
     public record WritingResumed() implements ConnectionEvent {
     }
 
-    /** Traffic moved to the alternate path (automatic path migration). */
+    /** The alternate path is loaded and armed: a failure of the primary path migrates to it. */
+    public record AlternatePathLoaded() implements ConnectionEvent {
+    }
+
+    /** Traffic moved to the alternate path: automatically, or as {@link MigratePath} asked. */
     public record PathMigrated() implements ConnectionEvent {
     }
 
@@ -249,6 +279,38 @@ public final class RdmaProtocol {
 
     /** The connection failed: device removal, a fatal QP error, the handler's death. */
     public record ErrorClosed(Throwable cause) implements DisconnectReason {
+    }
+
+    // ------------------------------------------------------------------ multicast
+
+    /** What a multicast endpoint takes. */
+    public interface MulticastCommand {
+    }
+
+    /** Sends one datagram (up to the buffer size and the path MTU) to every other member of the group. */
+    public record SendToGroup(byte[] data, Object ack) implements MulticastCommand {
+        public SendToGroup {
+            data = data.clone();
+        }
+    }
+
+    public record Leave() implements MulticastCommand {
+    }
+
+    public sealed interface MulticastEvent permits Joined, MulticastReceived, MulticastSent, Left, CommandFailed {
+    }
+
+    public record Joined(InetSocketAddress group, ActorRef<MulticastCommand> endpoint) implements MulticastEvent {
+    }
+
+    /** A datagram from the group, its 40-byte global routing header removed. */
+    public record MulticastReceived(byte[] data, int sourceQpn) implements MulticastEvent {
+    }
+
+    public record MulticastSent(Object ack) implements MulticastEvent {
+    }
+
+    public record Left() implements MulticastEvent {
     }
 
     /** A work request ended in an error completion. */

@@ -1,5 +1,7 @@
 package io.rdmaactors.soft;
 
+import io.rdmaactors.verbs.SendOpcode;
+
 /**
  * A transport packet between soft QPs: a request from a requester, or a response from a responder.
  * One packet carries a whole message (the soft fabric does not segment by MTU).
@@ -12,6 +14,9 @@ record Packet(Kind kind, long psn, int opcode, int flags, int immData, long remo
               long compareAdd, long swap, long status, int port, byte[] data) {
 
     enum Kind { REQUEST, ACK, NAK_RNR, NAK_ERROR, READ_RESPONSE, ATOMIC_RESPONSE }
+
+    static final Kind[] KINDS = Kind.values();
+    static final SendOpcode[] OPCODES = SendOpcode.values();
 
     static final int SOLICITED = 1;
     static final int WITH_IMM = 2;

@@ -439,6 +439,9 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     }
 
     private void sendToPeer(CmMessage message) {
+        if (port != null && !port.device.isAlive()) {
+            return; // a removed device sends nothing
+        }
         SoftCmId p = peer;
         if (p != null) {
             p.deliver(message, this);

@@ -117,6 +117,8 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
     private boolean rnrWait;
     private int retries;
     private ScheduledFuture<?> retransmitTimer;
+    /** When a response last made progress; the timer fires on silence, not on every ack. */
+    private long lastProgress;
     private final AtomicInteger sendSlots = new AtomicInteger();
     private final AtomicLong retiredSeq = new AtomicLong(-1);
 
@@ -456,25 +458,26 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
                 if (refused != null) {
                     throw new PostException(refused, i);
                 }
-                SendWqe w = new SendWqe(requests[i], nextSeq++);
+                SendWqe w = new SendWqe(requests[i], nextSeq);
                 if (requests[i].has(SendFlag.INLINE)) {
                     // inline data is copied at post time: the caller may reuse its buffer at once
                     w.payload = gather(requests[i].sgList());
                     if (w.payload == null) {
-                        nextSeq--;
                         throw new PostException(new InvalidRequestException("ibv_post_send",
                                 "inline data must lie in registered memory"), i);
                     }
                 }
+                nextSeq++;
                 sendSlots.incrementAndGet();
                 pending.add(w);
             }
+        } finally {
+            // the requests before a refused one stay posted, so they go out (or flush) either way
             if (state == QpState.ERR) {
                 flushSends();
             } else {
                 pump();
             }
-        } finally {
             sendLock.unlock();
         }
     }
@@ -711,7 +714,7 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
                     return;
             }
             retries = 0;
-            cancelRetransmit();
+            lastProgress = System.nanoTime();
             pump();
         } finally {
             sendLock.unlock();
@@ -751,8 +754,13 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
         if (inflight.isEmpty() || retransmitTimer != null || timeout == 0 || isClosed()) {
             return;
         }
-        long nanos = Math.max(1_000_000L, (long) (4096.0 * (1L << Math.min(timeout, 31))));
-        retransmitTimer = schedule(this::onRetransmitTimeout, nanos);
+        lastProgress = System.nanoTime();
+        retransmitTimer = schedule(this::onRetransmitTimeout, transportTimeoutNanos());
+    }
+
+    /** 4.096 us * 2^timeout (IB spec), at least a millisecond. */
+    private long transportTimeoutNanos() {
+        return Math.max(1_000_000L, (long) (4096.0 * (1L << Math.min(timeout, 31))));
     }
 
     private ScheduledFuture<?> schedule(Runnable task, long nanos) {
@@ -775,6 +783,12 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
         try {
             retransmitTimer = null;
             if (inflight.isEmpty() || state != QpState.RTS && state != QpState.SQD) {
+                return;
+            }
+            long quiet = System.nanoTime() - lastProgress;
+            if (quiet < transportTimeoutNanos()) {
+                // responses kept coming: wait out the rest of a full timeout of silence
+                retransmitTimer = schedule(this::onRetransmitTimeout, transportTimeoutNanos() - quiet);
                 return;
             }
             if (++retries > retryCount) {
@@ -856,7 +870,7 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
                 migrate();
                 device.raise(new AsyncEvent.QpEvent(AsyncEventType.PATH_MIG, qpn));
             }
-            SendOpcode op = SendOpcode.values()[p.opcode()];
+            SendOpcode op = Packet.OPCODES[p.opcode()];
             if (p.psn() < expectedPsn) {
                 return duplicate(p, op);
             }

@@ -44,12 +44,7 @@ abstract class SoftResource implements AutoCloseable {
             checkDestroyable();
             closed.set(true);
         }
-        try {
-            destroy();
-        } finally {
-            fabric.untrack(this);
-            fabric.ledger().closed(kind);
-        }
+        release();
     }
 
     /** Closes regardless of dependants, for fabric shutdown and device removal. */
@@ -60,6 +55,10 @@ abstract class SoftResource implements AutoCloseable {
             }
             closed.set(true);
         }
+        release();
+    }
+
+    private void release() {
         try {
             destroy();
         } finally {

@@ -52,8 +52,9 @@ final class TcpLink {
         this.socket = socket;
         this.endpoint = endpoint;
         socket.setTcpNoDelay(true);
-        this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream(), 1 << 16));
-        this.out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream(), 1 << 16));
+        // larger than a 64 KiB message plus its header, so a packet leaves in one write
+        this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream(), 1 << 18));
+        this.out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream(), 1 << 18));
         String name = "rdma-" + fabric.id + "-link-" + socket.getLocalPort() + "-" + socket.getPort();
         this.reader = new Thread(this::read, name + "-in");
         this.writer = new Thread(this::write, name + "-out");
@@ -166,7 +167,7 @@ final class TcpLink {
     }
 
     private Packet readPacket() throws IOException {
-        Packet.Kind kind = Packet.Kind.values()[in.readByte()];
+        Packet.Kind kind = Packet.KINDS[in.readByte()];
         long psn = in.readLong();
         int opcode = in.readByte();
         int flags = in.readInt();

@@ -126,6 +126,30 @@ class ConnectionActorTest {
     }
 
     @Test
+    void theAcceptingHandlerHearsConnectedBeforeAnyMessage() {
+        Connections.Listener listener = Connections.listen(kit, 8);
+        TestProbe<ConnectionEvent> clientEvents = kit.probe();
+        kit.manager().tell(new RdmaProtocol.Connect(listener.listening().localAddress(), clientEvents.getRef(), null,
+                WAIT));
+        TestProbe<ConnectionEvent> serverEvents = kit.probe();
+        listener.bind().expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT).connection()
+                .tell(new RdmaProtocol.Accept(serverEvents.getRef(), null));
+        // the client may send as soon as it is established, before the server side is
+        RdmaProtocol.Connected client = clientEvents.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
+        for (int n = 0; n < 3; n++) {
+            client.connection().tell(RdmaProtocol.Send.of(new byte[] {(byte) n}, null));
+        }
+        RdmaProtocol.Connected server = serverEvents.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
+        for (int n = 0; n < 3; n++) {
+            assertEquals(n, serverEvents.expectMessageClass(RdmaProtocol.Received.class, WAIT).data()[0]);
+        }
+        Connections.close(kit, new Connections.Pair(client.connection(), clientEvents, server.connection(),
+                serverEvents));
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
     void rdmaWriteReadAndAtomicsThroughAnExportedRegion() {
         Connections.Listener listener = Connections.listen(kit, 8);
         Connections.Pair pair = Connections.connect(kit, listener);
@@ -153,7 +177,35 @@ class ConnectionActorTest {
         pair.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT);
         RdmaProtocol.Received imm = pair.serverEvents().expectMessageClass(RdmaProtocol.Received.class, WAIT);
         assertEquals(77, imm.immediate());
+        assertEquals(0, imm.data().length, "the written bytes are in exported memory, not in the receive");
+        assertEquals(5, exportedMemory.get(8));
         Connections.close(kit, pair);
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void anAcceptingSideExportsBeforeAcceptAndSendsTheRegionInItsPrivateData() {
+        Connections.Listener listener = Connections.listen(kit, 8);
+        TestProbe<ConnectionEvent> clientEvents = kit.probe();
+        kit.manager().tell(new RdmaProtocol.Connect(listener.listening().localAddress(), clientEvents.getRef(), null,
+                WAIT));
+        RdmaProtocol.ConnectionRequested request = listener.bind()
+                .expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
+        ByteBuffer memory = ByteBuffer.allocateDirect(32);
+        memory.put(3, (byte) 33);
+        TestProbe<RdmaProtocol.Exported> exported = kit.probe();
+        request.connection().tell(new RdmaProtocol.Export(memory, EnumSet.of(Access.REMOTE_READ), exported.getRef()));
+        RemoteRegion region = exported.expectMessageClass(RdmaProtocol.Exported.class, WAIT).region();
+        TestProbe<ConnectionEvent> serverEvents = kit.probe();
+        request.connection().tell(new RdmaProtocol.Accept(serverEvents.getRef(), region.toBytes()));
+        RdmaProtocol.Connected connected = clientEvents.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
+        RemoteRegion travelled = RemoteRegion.fromBytes(connected.privateData());
+        connected.connection().tell(new RdmaProtocol.Read(travelled, 3, 1, "r"));
+        assertEquals(33, clientEvents.expectMessageClass(RdmaProtocol.ReadCompleted.class, WAIT).data()[0]);
+        RdmaProtocol.Connected server = serverEvents.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
+        Connections.close(kit, new Connections.Pair(connected.connection(), clientEvents, server.connection(),
+                serverEvents));
         Connections.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
@@ -183,6 +235,8 @@ class ConnectionActorTest {
         Connections.Listener listener = Connections.listen(kit, 8);
         Connections.Pair pair = Connections.connect(kit, listener);
         pair.server().tell(new RdmaProtocol.SuspendReading());
+        // SuspendReading takes effect asynchronously (as in Pekko IO): give it time to reach the QP actor
+        pair.serverEvents().expectNoMessage(Duration.ofMillis(300));
         // fill the server's 8 receives (held, not reposted), then 4 more wait for receiver-not-ready retries
         for (int n = 0; n < 8; n++) {
             pair.client().tell(RdmaProtocol.Send.of(new byte[] {(byte) n}, n));
@@ -195,6 +249,8 @@ class ConnectionActorTest {
         pair.client().tell(refused);
         assertEquals(refused, pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
         pair.clientEvents().expectMessageClass(RdmaProtocol.WritingSuspended.class, WAIT);
+        // suspended: even a command sent after room appeared is refused until ResumeWriting is answered
+        pair.client().tell(new RdmaProtocol.ResumeWriting());
         pair.serverEvents().expectNoMessage(Duration.ofMillis(100));
         pair.server().tell(new RdmaProtocol.ResumeReading());
         Set<Object> acked = new HashSet<>();

@@ -37,6 +37,8 @@ class PathMigrationTest {
         // port 2 of soft0 is 127.0.0.2: each side's alternate path leads to the other's port 2
         pair.client().tell(new RdmaProtocol.LoadAlternatePath(new InetSocketAddress("127.0.0.2", 0), 2));
         pair.server().tell(new RdmaProtocol.LoadAlternatePath(new InetSocketAddress("127.0.0.2", 0), 2));
+        pair.clientEvents().expectMessageClass(RdmaProtocol.AlternatePathLoaded.class, WAIT);
+        pair.serverEvents().expectMessageClass(RdmaProtocol.AlternatePathLoaded.class, WAIT);
         assertFalse(send(pair, 0, 50), "no migration while the primary path works");
         kit.faults().cutPort(kit.fabric().device("soft0"), 1);
         assertTrue(send(pair, 50, 100), "the client's QP migrated");
@@ -60,6 +62,26 @@ class PathMigrationTest {
     }
 
     /** Sends each message and waits for its ack; true if PathMigrated came on the way. */
+    @Test
+    void migratePathMovesTrafficOnRequest() {
+        Connections.Listener listener = Connections.listen(kit, 8);
+        Connections.Pair pair = Connections.connect(kit, listener);
+        pair.client().tell(new RdmaProtocol.MigratePath());
+        RdmaProtocol.CommandFailed refused = pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class,
+                WAIT);
+        assertTrue(refused.command() instanceof RdmaProtocol.MigratePath, "nothing to migrate to: " + refused);
+        pair.client().tell(new RdmaProtocol.LoadAlternatePath(new InetSocketAddress("127.0.0.2", 0), 2));
+        pair.clientEvents().expectMessageClass(RdmaProtocol.AlternatePathLoaded.class, WAIT);
+        pair.client().tell(new RdmaProtocol.MigratePath());
+        pair.clientEvents().expectMessageClass(RdmaProtocol.PathMigrated.class, WAIT);
+        kit.faults().cutPort(kit.fabric().device("soft0"), 1);
+        assertFalse(send(pair, 0, 20), "already on the alternate path: no further migration");
+        assertEquals(20, pair.serverEvents().receiveSeveralMessages(20, WAIT).size());
+        Connections.close(kit, pair);
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
     private static boolean send(Connections.Pair pair, int from, int to) {
         boolean migrated = false;
         for (int n = from; n < to; n++) {

@@ -1,0 +1,139 @@
+package io.rdmaactors.bench;
+
+import io.rdmaactors.cm.CmEvent;
+import io.rdmaactors.verbs.EventChannel;
+import java.io.File;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+
+/** What the benchmarks share: options, CM event waits, statistics, formatting. */
+final class BenchSupport {
+
+    private BenchSupport() {
+    }
+
+    /** Options given as {@code --name=value} (or {@code --name value}); unknown names are refused. */
+    static final class Options {
+        private final Map<String, String> values = new HashMap<>();
+        private final String usage;
+
+        Options(String[] args, String usage, String... known) {
+            this.usage = usage;
+            for (int i = 0; i < args.length; i++) {
+                String a = args[i];
+                if (a.equals("-h") || a.equals("--help")) {
+                    System.out.println(usage);
+                    System.exit(0);
+                }
+                if (!a.startsWith("--")) {
+                    throw new IllegalArgumentException("unexpected argument '" + a + "'\n" + usage);
+                }
+                String name;
+                String value;
+                int eq = a.indexOf('=');
+                if (eq > 0) {
+                    name = a.substring(2, eq);
+                    value = a.substring(eq + 1);
+                } else if (i + 1 < args.length) {
+                    name = a.substring(2);
+                    value = args[++i];
+                } else {
+                    throw new IllegalArgumentException("option " + a + " needs a value\n" + usage);
+                }
+                if (!Arrays.asList(known).contains(name)) {
+                    throw new IllegalArgumentException("unknown option --" + name + "\n" + usage);
+                }
+                values.put(name, value);
+            }
+        }
+
+        int integer(String name, int defaultValue, int min) {
+            String v = values.get(name);
+            int n = v == null ? defaultValue : Integer.parseInt(v.replace("_", ""));
+            if (n < min) {
+                throw new IllegalArgumentException("--" + name + " must be at least " + min + "\n" + usage);
+            }
+            return n;
+        }
+    }
+
+    /** What a benchmark runs; it prints its own SUMMARY line when it succeeds. */
+    interface Body {
+        void run() throws Exception;
+    }
+
+    /** Runs a benchmark; a failure still ends with a SUMMARY line (and exit status 1). */
+    static void runOrReport(String name, Body body) {
+        try {
+            body.run();
+        } catch (Exception | AssertionError e) {
+            e.printStackTrace();
+            System.out.println("SUMMARY " + name + ": FAILED: " + e);
+            System.exit(1);
+        }
+    }
+
+    static <E extends CmEvent> E expect(EventChannel channel, Class<E> kind, Duration timeout) throws Exception {
+        CmEvent event = channel.await(timeout);
+        if (event == null) {
+            throw new IllegalStateException("no " + kind.getSimpleName() + " within " + timeout);
+        }
+        if (!kind.isInstance(event)) {
+            throw new IllegalStateException("expected " + kind.getSimpleName() + ", got " + event);
+        }
+        return kind.cast(event);
+    }
+
+    /** Waits for the next event of a kind, skipping others (late TIMEWAIT_EXIT and the like). */
+    static <E extends CmEvent> E skipTo(EventChannel channel, Class<E> kind, Duration timeout) throws Exception {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            long left = deadline - System.nanoTime();
+            CmEvent event = left > 0 ? channel.await(Duration.ofNanos(left)) : null;
+            if (event == null) {
+                throw new IllegalStateException("no " + kind.getSimpleName() + " within " + timeout);
+            }
+            if (kind.isInstance(event)) {
+                return kind.cast(event);
+            }
+        }
+    }
+
+    static double best(double[] values) {
+        double best = Double.NEGATIVE_INFINITY;
+        for (double v : values) {
+            best = Math.max(best, v);
+        }
+        return best;
+    }
+
+    static double median(double[] values) {
+        double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    }
+
+    /** The median of the per-round ratios a[i] / b[i]: rounds run back to back, so drift cancels. */
+    static double pairedRatio(double[] a, double[] b) {
+        double[] ratios = new double[a.length];
+        for (int i = 0; i < a.length; i++) {
+            ratios[i] = a[i] / b[i];
+        }
+        return median(ratios);
+    }
+
+    static String javaBinary() {
+        return System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+    }
+
+    static void closeAll(AutoCloseable... resources) throws Exception {
+        for (AutoCloseable c : resources) {
+            if (c != null) {
+                c.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,233 @@
+package io.rdmaactors.conformance;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmaactors.cm.CmEvent;
+import io.rdmaactors.verbs.CmId;
+import io.rdmaactors.verbs.ConnectionParameters;
+import io.rdmaactors.verbs.EventChannel;
+import io.rdmaactors.verbs.InvalidRequestException;
+import io.rdmaactors.verbs.MemoryRegion;
+import io.rdmaactors.verbs.PortSpace;
+import io.rdmaactors.verbs.QpState;
+import io.rdmaactors.verbs.ReceiveWorkRequest;
+import io.rdmaactors.verbs.ResourceBusyException;
+import io.rdmaactors.verbs.SendWorkRequest;
+import io.rdmaactors.verbs.WcStatus;
+import io.rdmaactors.verbs.WorkCompletion;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+
+/** The communication manager: resolution, connection setup with private data, rejects, teardown. */
+public abstract class CmConformance extends FabricConformance {
+
+    private EventChannel serverEvents;
+    private CmId listener;
+
+    private void listen(int backlog) {
+        serverEvents = opened(fabric.createEventChannel());
+        listener = opened(fabric.createCmId(serverEvents, PortSpace.TCP));
+        listener.bind(new InetSocketAddress("127.0.0.1", 0));
+        listener.listen(backlog);
+    }
+
+    /** A resolved active id with its QP, on a channel of its own. */
+    private CmId client(InetSocketAddress server) throws Exception {
+        EventChannel events = opened(fabric.createEventChannel());
+        CmId id = opened(fabric.createCmId(events, PortSpace.TCP));
+        opened(Loopback.activeSide(id, server));
+        return id;
+    }
+
+    /** The id a connect request names, with its QP. */
+    private CmId agent(CmEvent.ConnectRequest request) {
+        CmId agent = serverEvents.cmId(request.id());
+        assertNotNull(agent, "channel.cmId of a connect request's id");
+        opened(agent);
+        opened(Loopback.passiveSide(agent));
+        return agent;
+    }
+
+    private static byte[] data(int length, int seed) {
+        return patternBytes(length, seed);
+    }
+
+    /** Private data as sent; a transport may pad it to its message's size with zeros. */
+    private static void assertPrivateData(byte[] sent, byte[] received) {
+        assertTrue(received.length >= sent.length, "private data cut to " + received.length + " bytes");
+        assertArrayEquals(sent, Arrays.copyOf(received, sent.length));
+        for (int i = sent.length; i < received.length; i++) {
+            assertEquals(0, received[i], "padding byte " + i);
+        }
+    }
+
+    @Test
+    void resolvingAnAddressOffTheFabricIsAnAddrError() throws Exception {
+        EventChannel events = opened(fabric.createEventChannel());
+        CmId id = opened(fabric.createCmId(events, PortSpace.TCP));
+        id.resolveAddress(null, new InetSocketAddress("192.0.2.1", 7471), STEP);
+        CmEvent.AddrError error = await(events, CmEvent.AddrError.class);
+        assertEquals(id.handle(), error.id());
+        assertEquals(-101, error.status(), "-ENETUNREACH");
+    }
+
+    @Test
+    void connectingToAPortWithoutListenerIsRejectedAsInvalidServiceId() throws Exception {
+        int port;
+        try (ServerSocket free = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = free.getLocalPort();
+        }
+        CmId id = client(new InetSocketAddress("127.0.0.1", port));
+        id.connect(ConnectionParameters.of(null));
+        CmEvent.Rejected rejected = await(id.channel(), CmEvent.Rejected.class);
+        assertEquals(id.handle(), rejected.id());
+        assertEquals(CmEvent.Rejected.INVALID_SERVICE_ID, rejected.status());
+    }
+
+    @Test
+    void privateDataTravelsBothWaysAndTheConnectionCarriesData() throws Exception {
+        listen(4);
+        CmId id = client(listener.localAddress());
+        byte[] request = data(ConnectionParameters.MAX_CONNECT_PRIVATE_DATA, 1);
+        id.connect(ConnectionParameters.of(request));
+
+        CmEvent.ConnectRequest req = await(serverEvents, CmEvent.ConnectRequest.class);
+        assertEquals(listener.handle(), req.listenId());
+        assertPrivateData(request, req.privateData());
+        CmId agent = agent(req);
+        assertEquals(req.id(), agent.handle());
+        assertSame(serverEvents, agent.channel());
+
+        byte[] reply = data(ConnectionParameters.MAX_ACCEPT_PRIVATE_DATA, 2);
+        agent.accept(ConnectionParameters.of(reply));
+        CmEvent.Established established = await(id.channel(), CmEvent.Established.class);
+        assertEquals(id.handle(), established.id());
+        assertPrivateData(reply, established.privateData());
+        assertEquals(agent.handle(), await(serverEvents, CmEvent.Established.class).id());
+        assertEquals(QpState.RTS, id.queuePair().state());
+        assertEquals(QpState.RTS, agent.queuePair().state());
+    }
+
+    @Test
+    void consumerRejectCarriesItsPrivateData() throws Exception {
+        listen(4);
+        CmId id = client(listener.localAddress());
+        id.connect(ConnectionParameters.of(null));
+        CmId agent = agent(await(serverEvents, CmEvent.ConnectRequest.class));
+        byte[] reason = data(ConnectionParameters.MAX_REJECT_PRIVATE_DATA, 3);
+        agent.reject(reason);
+        CmEvent.Rejected rejected = await(id.channel(), CmEvent.Rejected.class);
+        assertEquals(CmEvent.Rejected.CONSUMER_DEFINED, rejected.status());
+        assertPrivateData(reason, rejected.privateData());
+    }
+
+    @Test
+    void privateDataOverTheCmLimitsIsRefused() throws Exception {
+        listen(4);
+        CmId id = client(listener.localAddress());
+        assertThrows(InvalidRequestException.class, () -> id.connect(ConnectionParameters.of(
+                new byte[ConnectionParameters.MAX_CONNECT_PRIVATE_DATA + 1])));
+        id.connect(ConnectionParameters.of(new byte[ConnectionParameters.MAX_CONNECT_PRIVATE_DATA]));
+        CmId agent = agent(await(serverEvents, CmEvent.ConnectRequest.class));
+        assertThrows(InvalidRequestException.class, () -> agent.accept(ConnectionParameters.of(
+                new byte[ConnectionParameters.MAX_ACCEPT_PRIVATE_DATA + 1])));
+        assertThrows(InvalidRequestException.class, () -> agent.reject(
+                new byte[ConnectionParameters.MAX_REJECT_PRIVATE_DATA + 1]));
+        assertNull(id.channel().await(QUIET), "a refused accept or reject reached the peer");
+        agent.reject(new byte[ConnectionParameters.MAX_REJECT_PRIVATE_DATA]);
+        assertEquals(CmEvent.Rejected.CONSUMER_DEFINED, await(id.channel(), CmEvent.Rejected.class).status());
+    }
+
+    @Test
+    void requestsBeyondTheBacklogAreRejected() throws Exception {
+        listen(1);
+        CmId first = client(listener.localAddress());
+        first.connect(ConnectionParameters.of(null));
+        CmEvent.ConnectRequest pending = await(serverEvents, CmEvent.ConnectRequest.class);
+        CmId second = client(listener.localAddress());
+        second.connect(ConnectionParameters.of(data(8, 4)));
+        CmEvent.Rejected rejected = await(second.channel(), CmEvent.Rejected.class);
+        assertEquals(CmEvent.Rejected.CONSUMER_DEFINED, rejected.status());
+        assertPrivateData(new byte[0], rejected.privateData());
+        assertNull(serverEvents.await(QUIET), "a request beyond the backlog reached the listener");
+        agent(pending).reject(null);
+        assertEquals(CmEvent.Rejected.CONSUMER_DEFINED, await(first.channel(), CmEvent.Rejected.class).status());
+    }
+
+    @Test
+    void disconnectReachesBothSidesAndTimewaitExitFollowsOnceBothDisconnected() throws Exception {
+        try (Loopback loop = Loopback.viaCm(fabric, ConnectionParameters.of(null), ConnectionParameters.of(null))) {
+            MemoryRegion buf = loop.a.register(16);
+            loop.a.qp.postReceive(ReceiveWorkRequest.of(1, buf.sge()));
+            loop.a.id.disconnect();
+            assertEquals(QpState.ERR, loop.a.qp.state());
+            WorkCompletion flushed = poll(loop.a.cq);
+            assertEquals(1, flushed.wrId());
+            assertEquals(WcStatus.WR_FLUSH_ERR, flushed.status());
+            assertEquals(loop.b.id.handle(), await(loop.serverEvents, CmEvent.Disconnected.class).id());
+            assertEquals(QpState.RTS, loop.b.qp.state(), "the peer's QP changes only when the peer disconnects");
+            // the active side hears DISCONNECTED when the peer answers (as a DREP does), timewait after both
+            CmEvent early = loop.clientEvents.await(QUIET);
+            assertFalse(early instanceof CmEvent.TimewaitExit, "timewait ended before the peer disconnected");
+
+            loop.b.id.disconnect();
+            assertEquals(QpState.ERR, loop.b.qp.state());
+            if (early == null) {
+                assertEquals(loop.a.id.handle(), await(loop.clientEvents, CmEvent.Disconnected.class).id());
+            } else {
+                assertEquals(loop.a.id.handle(), assertInstanceOf(CmEvent.Disconnected.class, early).id());
+            }
+            assertEquals(loop.a.id.handle(), await(loop.clientEvents, CmEvent.TimewaitExit.class).id());
+            assertEquals(loop.b.id.handle(), await(loop.serverEvents, CmEvent.TimewaitExit.class).id());
+        }
+    }
+
+    @Test
+    void migratingAnIdMovesItsEventsToTheOtherChannel() throws Exception {
+        EventChannel other = opened(fabric.createEventChannel());
+        try (Loopback loop = Loopback.viaCm(fabric, ConnectionParameters.of(null), ConnectionParameters.of(null))) {
+            loop.b.id.migrate(other);
+            assertSame(other, loop.b.id.channel());
+            assertSame(loop.b.id, other.cmId(loop.b.id.handle()));
+            loop.a.id.disconnect();
+            assertEquals(loop.b.id.handle(), await(other, CmEvent.Disconnected.class).id());
+            loop.b.id.disconnect();
+            assertEquals(loop.a.id.handle(), await(loop.clientEvents, CmEvent.Disconnected.class).id());
+            assertEquals(loop.b.id.handle(), await(other, CmEvent.TimewaitExit.class).id());
+            assertNull(loop.serverEvents.await(QUIET), "an event on the channel the id left");
+        }
+    }
+
+    @Test
+    void eventChannelIsBusyWhileAnIdIsOnIt() {
+        EventChannel events = fabric.createEventChannel();
+        CmId id = fabric.createCmId(events, PortSpace.TCP);
+        assertThrows(ResourceBusyException.class, events::close);
+        id.close();
+        events.close();
+    }
+
+    @Test
+    void connectionSetUpByTheCmCarriesData() throws Exception {
+        try (Loopback loop = Loopback.viaCm(fabric, ConnectionParameters.of(null), ConnectionParameters.of(null))) {
+            MemoryRegion src = loop.a.register(pattern(24, 5));
+            MemoryRegion inbox = loop.b.register(24);
+            loop.b.qp.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
+            loop.a.qp.postSend(SendWorkRequest.send(2, src.sge()));
+            assertEquals(24, pollSuccess(loop.b.cq, 1).byteLen());
+            pollSuccess(loop.a.cq, 2);
+            assertArrayEquals(patternBytes(24, 5), bytes(inbox.buffer(), 0, 24));
+        }
+    }
+}

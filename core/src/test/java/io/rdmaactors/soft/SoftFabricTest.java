@@ -1,0 +1,120 @@
+package io.rdmaactors.soft;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmaactors.cm.CmEvent;
+import io.rdmaactors.verbs.CmId;
+import io.rdmaactors.verbs.CompletionQueue;
+import io.rdmaactors.verbs.ConnectionParameters;
+import io.rdmaactors.verbs.EventChannel;
+import io.rdmaactors.verbs.Fabric;
+import io.rdmaactors.verbs.FabricUnavailableException;
+import io.rdmaactors.verbs.InvalidRequestException;
+import io.rdmaactors.verbs.MemoryRegion;
+import io.rdmaactors.verbs.PortSpace;
+import io.rdmaactors.verbs.ProtectionDomain;
+import io.rdmaactors.verbs.QpInitAttributes;
+import io.rdmaactors.verbs.ReceiveWorkRequest;
+import io.rdmaactors.verbs.ResourceClosedException;
+import io.rdmaactors.verbs.SendWorkRequest;
+import io.rdmaactors.verbs.WorkCompletion;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/** What is particular to the soft provider: its topology, threads and lifetime. */
+class SoftFabricTest {
+
+    private static final Duration STEP = Duration.ofSeconds(5);
+
+    @Test
+    void devicesAndPortsFollowTheDocumentedAddressing() {
+        try (Fabric fabric = Fabric.open("soft", Map.of("devices", "2"))) {
+            assertEquals(List.of("soft0", "soft1"), fabric.devices().stream().map(d -> d.name()).toList());
+            byte[] gid = fabric.device("soft1").queryPort(2).gid(0);
+            assertEquals(127, gid[12]);
+            assertEquals(1, gid[14], "device index");
+            assertEquals(2, gid[15], "port number");
+        }
+    }
+
+    @Test
+    void unknownProviderIsATypedError() {
+        assertThrows(FabricUnavailableException.class, () -> Fabric.open("no-such-provider"));
+        assertThrows(InvalidRequestException.class, () -> Fabric.open("soft", Map.of("devices", "0")));
+    }
+
+    @Test
+    void closingTheFabricClosesEverythingAndStopsItsThreads() throws Exception {
+        Fabric fabric = Fabric.open("soft");
+        EventChannel events = fabric.createEventChannel();
+        CmId listener = fabric.createCmId(events, PortSpace.TCP);
+        listener.bind(new InetSocketAddress("127.0.0.1", 0));
+        listener.listen(4);
+        ProtectionDomain pd = fabric.devices().get(0).allocateProtectionDomain();
+        pd.register(ByteBuffer.allocateDirect(64));
+        assertTrue(fabric.ledger().total() > 0);
+        fabric.close();
+        assertEquals(0, fabric.ledger().total(), fabric.ledger().toString());
+        assertThrows(ResourceClosedException.class, () -> pd.register(ByteBuffer.allocateDirect(64)));
+        assertThrows(ResourceClosedException.class, fabric::createEventChannel);
+        long deadline = System.nanoTime() + STEP.toNanos();
+        while (!threadsOf(fabric).isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertEquals(List.of(), threadsOf(fabric), "threads outlived the fabric");
+    }
+
+    private static List<String> threadsOf(Fabric fabric) {
+        String prefix = "rdma-" + ((SoftFabric) fabric).id + "-";
+        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
+                .filter(n -> n.startsWith(prefix)).collect(Collectors.toList());
+    }
+
+    @Test
+    void twoFabricsInOneProcessConnectThroughTheCm() throws Exception {
+        try (Fabric server = Fabric.open("soft"); Fabric client = Fabric.open("soft")) {
+            EventChannel serverEvents = server.createEventChannel();
+            CmId listener = server.createCmId(serverEvents, PortSpace.TCP);
+            listener.bind(new InetSocketAddress("127.0.0.1", 0));
+            listener.listen(1);
+            EventChannel clientEvents = client.createEventChannel();
+            CmId id = client.createCmId(clientEvents, PortSpace.TCP);
+            id.resolveAddress(null, listener.localAddress(), STEP);
+            assertInstanceOf(CmEvent.AddrResolved.class, clientEvents.await(STEP));
+            id.resolveRoute(STEP);
+            assertInstanceOf(CmEvent.RouteResolved.class, clientEvents.await(STEP));
+            ProtectionDomain pd = id.device().allocateProtectionDomain();
+            CompletionQueue cq = id.device().createCompletionQueue(8, null);
+            id.createQueuePair(pd, QpInitAttributes.rc(cq, 4, 4));
+            MemoryRegion mr = pd.register(ByteBuffer.allocateDirect(16).put(0, (byte) 42));
+            id.connect(ConnectionParameters.of(null));
+
+            CmEvent.ConnectRequest request = assertInstanceOf(CmEvent.ConnectRequest.class, serverEvents.await(STEP));
+            CmId agent = serverEvents.cmId(request.id());
+            ProtectionDomain serverPd = agent.device().allocateProtectionDomain();
+            CompletionQueue serverCq = agent.device().createCompletionQueue(8, null);
+            agent.createQueuePair(serverPd, QpInitAttributes.rc(serverCq, 4, 4));
+            MemoryRegion inbox = serverPd.register(ByteBuffer.allocateDirect(16));
+            agent.queuePair().postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
+            agent.accept(ConnectionParameters.of(null));
+            assertInstanceOf(CmEvent.Established.class, clientEvents.await(STEP));
+
+            id.queuePair().postSend(SendWorkRequest.send(2, mr.sge()));
+            WorkCompletion[] wc = new WorkCompletion[1];
+            long deadline = System.nanoTime() + STEP.toNanos();
+            while (serverCq.poll(wc) == 0 && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            assertTrue(wc[0].isSuccess(), String.valueOf(wc[0]));
+            assertEquals(42, inbox.buffer().get(0));
+        }
+    }
+}

@@ -1,0 +1,202 @@
+package io.rdmaactors.examples;
+
+import io.rdmaactors.actors.Rdma;
+import io.rdmaactors.actors.RdmaProtocol;
+import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
+import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
+import io.rdmaactors.actors.RdmaProtocol.ListenerEvent;
+import io.rdmaactors.actors.RemoteRegion;
+import io.rdmaactors.verbs.Access;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.concurrent.Callable;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * Remote atomics on one counter: the server exports the same 8 bytes on every connection, and
+ * several clients increment it concurrently, first with fetch-and-add, then with compare-and-swap
+ * loops (a failed swap returns the current value, which is the next guess). Every increment takes
+ * the counter from a value no other increment saw, so the originals of all successful operations
+ * must be exactly 0..n-1 and the counter must end at n.
+ */
+@Command(name = "atomics", mixinStandardHelpOptions = true,
+        description = "Fetch-and-add and compare-and-swap from several clients on one exported counter.")
+public final class Atomics implements Callable<Integer> {
+
+    @Mixin
+    FabricOptions fabric;
+
+    @Option(names = "--clients", defaultValue = "4", description = "concurrent clients")
+    int clients;
+
+    @Option(names = "--count", defaultValue = "200", description = "increments per client and operation")
+    int count;
+
+    /** Fetch-and-adds a client keeps outstanding. */
+    private static final int WINDOW = 8;
+
+    private interface Msg {
+    }
+
+    private record FromListener(ListenerEvent event) implements Msg {
+    }
+
+    /** A client's successful originals and how many swaps it had to retry. */
+    private record ClientDone(List<Long> originals, int retries) implements Msg {
+    }
+
+    @Override
+    public Integer call() {
+        return Program.run("atomics", fabric, "", Duration.ofSeconds(60), this::guardian);
+    }
+
+    /** Listens, starts the clients, and checks what they and the counter say at the end. */
+    private Behavior<Msg> guardian(Program.Result result) {
+        return Behaviors.setup(ctx -> {
+            // atomics work on host-order words: read the counter the way the device writes it
+            ByteBuffer counter = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
+            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(fabric.bind(),
+                    ctx.messageAdapter(ListenerEvent.class, FromListener::new), clients));
+            List<Long> originals = new ArrayList<>();
+            int[] done = {0};
+            int[] retries = {0};
+            return Behaviors.receive(Msg.class)
+                    .onMessage(FromListener.class, f -> f.event() instanceof RdmaProtocol.Listening, f -> {
+                        InetSocketAddress server = ((RdmaProtocol.Listening) f.event()).localAddress();
+                        for (int c = 0; c < clients; c++) {
+                            ctx.spawn(Behaviors.<ConnectionEvent>setup(x -> new Incrementer(x, server, ctx.getSelf(),
+                                    result)), "client-" + c);
+                        }
+                        return Behaviors.same();
+                    })
+                    .onMessage(FromListener.class, f -> f.event() instanceof RdmaProtocol.ConnectionRequested, f -> {
+                        ((RdmaProtocol.ConnectionRequested) f.event()).connection().tell(
+                                new RdmaProtocol.Accept(ctx.spawnAnonymous(exporter(counter, result)), null));
+                        return Behaviors.same();
+                    })
+                    .onMessage(ClientDone.class, d -> {
+                        originals.addAll(d.originals());
+                        retries[0] += d.retries();
+                        if (++done[0] < clients) {
+                            return Behaviors.same();
+                        }
+                        long n = 2L * clients * count;
+                        originals.sort(null);
+                        for (int i = 0; i < originals.size(); i++) {
+                            if (originals.get(i) != i) {
+                                return result.failed("value " + i + " was not taken exactly once");
+                            }
+                        }
+                        if (originals.size() != n || counter.getLong(0) != n) {
+                            return result.failed("the counter reads " + counter.getLong(0) + ", expected " + n);
+                        }
+                        result.succeed(String.format("atomics: %d clients x (%d fetch-and-add + %d compare-and-swap)"
+                                + " on one exported counter: final value %d as expected, every value taken once,"
+                                + " %d swaps retried", clients, count, count, n, retries[0]));
+                        return Behaviors.same();
+                    })
+                    .onAnyMessage(m -> result.failed("guardian: " + m))
+                    .build();
+        });
+    }
+
+    /** The server's agent: exports the shared counter for remote atomics and sends the region. */
+    private static Behavior<ConnectionEvent> exporter(ByteBuffer counter, Program.Result result) {
+        return Behaviors.setup(ctx -> Behaviors.receive(ConnectionEvent.class)
+                .onMessage(RdmaProtocol.Connected.class, c -> {
+                    Regions.exportAndSend(ctx, c.connection(), counter, EnumSet.of(Access.REMOTE_ATOMIC));
+                    return Behaviors.same();
+                })
+                .onMessage(RdmaProtocol.Disconnected.class, d -> Behaviors.stopped())
+                .onAnyMessage(e -> result.failed("server: " + e))
+                .build());
+    }
+
+    /** A client: count fetch-and-adds (a window of them outstanding), then count successful swaps. */
+    private final class Incrementer extends AbstractBehavior<ConnectionEvent> {
+        private final ActorRef<Msg> guardian;
+        private final Program.Result result;
+        private final List<Long> originals = new ArrayList<>();
+        private ActorRef<ConnectionCommand> connection;
+        private RemoteRegion counter;
+        private int issued;
+        private long expected;
+        private int retries;
+
+        Incrementer(ActorContext<ConnectionEvent> ctx, InetSocketAddress server, ActorRef<Msg> guardian,
+                    Program.Result result) {
+            super(ctx);
+            this.guardian = guardian;
+            this.result = result;
+            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Connect(server, ctx.getSelf(), null,
+                    Program.CONNECT_TIMEOUT));
+        }
+
+        @Override
+        public Receive<ConnectionEvent> createReceive() {
+            return newReceiveBuilder()
+                    .onMessage(RdmaProtocol.Connected.class, c -> {
+                        connection = c.connection();
+                        return this;
+                    })
+                    .onMessage(RdmaProtocol.Received.class, r -> {
+                        counter = RemoteRegion.fromBytes(r.data());
+                        while (issued < Math.min(WINDOW, count)) {
+                            fetchAdd();
+                        }
+                        return this;
+                    })
+                    .onMessage(RdmaProtocol.AtomicCompleted.class, a -> a.token().equals("add"), a -> {
+                        originals.add(a.original());
+                        if (issued < count) {
+                            fetchAdd();
+                        } else if (originals.size() == count) {
+                            compareSwap(a.original() + 1);
+                        }
+                        return this;
+                    })
+                    .onMessage(RdmaProtocol.AtomicCompleted.class, a -> {
+                        if (a.original() == expected) {
+                            originals.add(a.original());
+                        } else {
+                            retries++;
+                        }
+                        if (originals.size() < 2 * count) {
+                            compareSwap(a.original() == expected ? expected + 1 : a.original());
+                        } else {
+                            connection.tell(new RdmaProtocol.Disconnect());
+                        }
+                        return this;
+                    })
+                    .onMessage(RdmaProtocol.Disconnected.class, d -> {
+                        guardian.tell(new ClientDone(originals, retries));
+                        return Behaviors.stopped();
+                    })
+                    .onAnyMessage(e -> result.failed("client: " + e))
+                    .build();
+        }
+
+        private void fetchAdd() {
+            issued++;
+            connection.tell(new RdmaProtocol.FetchAdd(counter, 0, 1, "add"));
+        }
+
+        private void compareSwap(long guess) {
+            expected = guess;
+            connection.tell(new RdmaProtocol.CompareSwap(counter, 0, guess, guess + 1, "swap"));
+        }
+    }
+}

@@ -1,0 +1,210 @@
+package io.rdmaactors.examples;
+
+import io.rdmaactors.actors.Rdma;
+import io.rdmaactors.actors.RdmaProtocol;
+import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
+import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
+import io.rdmaactors.actors.RdmaProtocol.ListenerEvent;
+import io.rdmaactors.verbs.Fabric;
+import io.rdmaactors.verbs.FaultInjector;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * Automatic path migration: both sides load an alternate path through port 2, the client streams
+ * numbered messages, and halfway through the fault injector cuts port 1. Both QPs migrate
+ * (PathMigrated) and the server still receives every message once, in order.
+ */
+@Command(name = "apm", mixinStandardHelpOptions = true,
+        description = "Alternate path loaded on both sides; port 1 cut mid-stream; no message lost (soft fabric).")
+public final class PathMigration implements Callable<Integer> {
+
+    /** Port 2 of soft0 answers at 127.0.0.2: each side's alternate path leads to the other's port 2. */
+    private static final InetSocketAddress ALTERNATE = new InetSocketAddress("127.0.0.2", 0);
+    private static final int ALTERNATE_PORT = 2;
+    private static final int WINDOW = 8;
+
+    @Mixin
+    FabricOptions fabric;
+
+    @Option(names = "--count", defaultValue = "200", description = "messages")
+    int count;
+
+    private interface Msg {
+    }
+
+    private record FromListener(ListenerEvent event) implements Msg {
+    }
+
+    private record FabricIs(Fabric fabric) implements Msg {
+    }
+
+    private record CutPrimaryPort() implements Msg {
+    }
+
+    @Override
+    public Integer call() {
+        return Program.run("apm", fabric, "", Duration.ofSeconds(30), this::guardian);
+    }
+
+    /** Listens, starts the client, and cuts port 1 when the client asks. */
+    private Behavior<Msg> guardian(Program.Result result) {
+        return Behaviors.setup(ctx -> {
+            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.GetFabric(
+                    ctx.messageAdapter(Fabric.class, FabricIs::new)));
+            return Behaviors.receive(Msg.class)
+                    .onMessage(FabricIs.class, f -> {
+                        FaultInjector faults = f.fabric().faults().orElse(null);
+                        if (faults == null) {
+                            return result.failed("apm cuts a port with the fault injector: the " + f.fabric().provider()
+                                    + " fabric has none, run it on the soft fabric");
+                        }
+                        Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(fabric.bind(),
+                                ctx.messageAdapter(ListenerEvent.class, FromListener::new), 8));
+                        return serving(f.fabric(), faults, result);
+                    })
+                    .build();
+        });
+    }
+
+    private Behavior<Msg> serving(Fabric rdma, FaultInjector faults, Program.Result result) {
+        return Behaviors.setup(ctx -> Behaviors.receive(Msg.class)
+                .onMessage(FromListener.class, f -> f.event() instanceof RdmaProtocol.Listening, f -> {
+                    InetSocketAddress server = ((RdmaProtocol.Listening) f.event()).localAddress();
+                    ctx.spawn(Behaviors.<ConnectionEvent>setup(c -> new Streamer(c, server, ctx.getSelf(), result)),
+                            "client");
+                    return Behaviors.same();
+                })
+                .onMessage(FromListener.class, f -> f.event() instanceof RdmaProtocol.ConnectionRequested, f -> {
+                    ((RdmaProtocol.ConnectionRequested) f.event()).connection().tell(
+                            new RdmaProtocol.Accept(ctx.spawnAnonymous(receiver(result)), null));
+                    return Behaviors.same();
+                })
+                .onMessage(CutPrimaryPort.class, c -> {
+                    faults.cutPort(rdma.device("soft0"), 1);
+                    return Behaviors.same();
+                })
+                .onAnyMessage(m -> result.failed("guardian: " + m))
+                .build());
+    }
+
+    /** The server's agent: loads its alternate path, checks the order, reports once all arrived and it migrated. */
+    private Behavior<ConnectionEvent> receiver(Program.Result result) {
+        return Behaviors.receive(ConnectionEvent.class)
+                .onMessage(RdmaProtocol.Connected.class, c -> {
+                    ActorRef<ConnectionCommand> connection = c.connection();
+                    connection.tell(new RdmaProtocol.LoadAlternatePath(ALTERNATE, ALTERNATE_PORT));
+                    int[] next = {0};
+                    boolean[] migrated = {false};
+                    Runnable reportWhenDone = () -> {
+                        if (next[0] == count && migrated[0]) {
+                            connection.tell(RdmaProtocol.Send.of(Payload.ints(count, 0), null));
+                        }
+                    };
+                    return Behaviors.receive(ConnectionEvent.class)
+                            .onMessage(RdmaProtocol.Received.class, r -> {
+                                if (Payload.check(r.data(), Payload.MIN_SIZE) != next[0]) {
+                                    return result.failed("server: message " + next[0] + " lost or out of order");
+                                }
+                                next[0]++;
+                                reportWhenDone.run();
+                                return Behaviors.same();
+                            })
+                            .onMessage(RdmaProtocol.AlternatePathLoaded.class, l -> Behaviors.same())
+                            .onMessage(RdmaProtocol.PathMigrated.class, p -> {
+                                migrated[0] = true;
+                                reportWhenDone.run();
+                                return Behaviors.same();
+                            })
+                            .onMessage(RdmaProtocol.Disconnected.class, d -> Behaviors.stopped())
+                            .onAnyMessage(e -> result.failed("server: " + e))
+                            .build();
+                })
+                .onAnyMessage(e -> result.failed("server: " + e))
+                .build();
+    }
+
+    /** The client: loads its alternate path, streams a window at a time, asks for the cut halfway. */
+    private final class Streamer extends AbstractBehavior<ConnectionEvent> {
+        private final ActorRef<Msg> guardian;
+        private final Program.Result result;
+        private ActorRef<ConnectionCommand> connection;
+        private int sent;
+        private int acked;
+        private int ackedAtMigration = -1;
+        private boolean serverDone;
+
+        Streamer(ActorContext<ConnectionEvent> ctx, InetSocketAddress server, ActorRef<Msg> guardian,
+                 Program.Result result) {
+            super(ctx);
+            this.guardian = guardian;
+            this.result = result;
+            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Connect(server, ctx.getSelf(), null,
+                    Program.CONNECT_TIMEOUT));
+        }
+
+        @Override
+        public Receive<ConnectionEvent> createReceive() {
+            return newReceiveBuilder()
+                    .onMessage(RdmaProtocol.Connected.class, c -> {
+                        connection = c.connection();
+                        connection.tell(new RdmaProtocol.LoadAlternatePath(ALTERNATE, ALTERNATE_PORT));
+                        return this;
+                    })
+                    .onMessage(RdmaProtocol.AlternatePathLoaded.class, l -> {
+                        // stream only once the alternate path is armed, so the cut finds it ready
+                        while (sent < Math.min(WINDOW, count)) {
+                            sendNext();
+                        }
+                        return this;
+                    })
+                    .onMessage(RdmaProtocol.Acked.class, a -> {
+                        if (++acked == count / 2) {
+                            guardian.tell(new CutPrimaryPort());
+                        }
+                        if (sent < count) {
+                            sendNext();
+                        }
+                        return finishWhenDone();
+                    })
+                    .onMessage(RdmaProtocol.PathMigrated.class, p -> {
+                        ackedAtMigration = acked;
+                        return finishWhenDone();
+                    })
+                    .onMessage(RdmaProtocol.Received.class, r -> {
+                        serverDone = Payload.first(r.data()) == count;
+                        return finishWhenDone();
+                    })
+                    .onMessage(RdmaProtocol.Disconnected.class, d -> {
+                        result.succeed(String.format("apm: alternate path loaded on both sides, port 1 cut after %d"
+                                + " of %d messages; PathMigrated on client (after %d acks) and server; all %d"
+                                + " arrived once, in order", count / 2, count, ackedAtMigration, count));
+                        return Behaviors.stopped();
+                    })
+                    .onAnyMessage(e -> result.failed("client: " + e))
+                    .build();
+        }
+
+        private void sendNext() {
+            connection.tell(RdmaProtocol.Send.of(Payload.of(sent, Payload.MIN_SIZE), sent));
+            sent++;
+        }
+
+        private Behavior<ConnectionEvent> finishWhenDone() {
+            if (acked == count && ackedAtMigration >= 0 && serverDone) {
+                connection.tell(new RdmaProtocol.Disconnect());
+            }
+            return this;
+        }
+    }
+}

@@ -1,0 +1,32 @@
+package io.rdmaactors.examples;
+
+import io.rdmaactors.actors.RdmaProtocol;
+import io.rdmaactors.verbs.Access;
+import java.nio.ByteBuffer;
+import java.util.Set;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+
+/** Exporting memory to a peer: the region travels as the connection's next message, as rping sends its buffer. */
+final class Regions {
+
+    private Regions() {
+    }
+
+    /**
+     * Exports {@code memory} on {@code connection} with {@code rights} and sends the region's 20-byte
+     * encoding. The Exported reply goes to a one-shot child, so the handler keeps its own protocol;
+     * a refused export reaches the handler as CommandFailed.
+     */
+    static void exportAndSend(ActorContext<?> ctx, ActorRef<RdmaProtocol.ConnectionCommand> connection,
+                              ByteBuffer memory, Set<Access> rights) {
+        ActorRef<RdmaProtocol.Exported> sendRegion = ctx.spawnAnonymous(Behaviors.receive(RdmaProtocol.Exported.class)
+                .onMessage(RdmaProtocol.Exported.class, e -> {
+                    connection.tell(RdmaProtocol.Send.of(e.region().toBytes(), null));
+                    return Behaviors.stopped();
+                })
+                .build());
+        connection.tell(new RdmaProtocol.Export(memory, rights, sendRegion));
+    }
+}

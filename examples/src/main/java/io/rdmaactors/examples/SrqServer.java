@@ -1,0 +1,156 @@
+package io.rdmaactors.examples;
+
+import io.rdmaactors.actors.Rdma;
+import io.rdmaactors.actors.RdmaProtocol;
+import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
+import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
+import io.rdmaactors.actors.RdmaProtocol.ListenerEvent;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * The multi-QP server: one listener whose connections all receive from one shared receive queue,
+ * smaller than what the clients send at once. Each client tags its messages with its number; each
+ * agent checks that every message it gets is its own client's, in order, and confirms the count.
+ */
+@Command(name = "srq-server", mixinStandardHelpOptions = true,
+        description = "A listener with a shared receive queue serving many clients; each message reaches its own connection.")
+public final class SrqServer implements Callable<Integer> {
+
+    /** Receives in the shared queue: fewer than the clients' sends in flight, so receivers-not-ready happen. */
+    private static final int SHARED_RECEIVES = 8;
+    /** Sends each client keeps in flight. */
+    private static final int WINDOW = 4;
+
+    @Mixin
+    FabricOptions fabric;
+
+    @Option(names = "--clients", defaultValue = "16", description = "clients, each on its own connection")
+    int clients;
+
+    @Option(names = "--messages", defaultValue = "100", description = "messages per client")
+    int messages;
+
+    private interface Msg {
+    }
+
+    private record FromListener(ListenerEvent event) implements Msg {
+    }
+
+    private record ClientDone() implements Msg {
+    }
+
+    @Override
+    public Integer call() {
+        return Program.run("srq-server", fabric, "rdma-actors.receive-queue-depth = " + SHARED_RECEIVES + "\n",
+                Duration.ofSeconds(60), this::guardian);
+    }
+
+    private Behavior<Msg> guardian(Program.Result result) {
+        return Behaviors.setup(ctx -> {
+            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(fabric.bind(),
+                    ctx.messageAdapter(ListenerEvent.class, FromListener::new), clients, true));
+            int[] done = {0};
+            return Behaviors.receive(Msg.class)
+                    .onMessage(FromListener.class, f -> f.event() instanceof RdmaProtocol.Listening, f -> {
+                        InetSocketAddress server = ((RdmaProtocol.Listening) f.event()).localAddress();
+                        for (int c = 0; c < clients; c++) {
+                            ctx.spawn(client(server, c, ctx.getSelf(), result), "client-" + c);
+                        }
+                        return Behaviors.same();
+                    })
+                    .onMessage(FromListener.class, f -> f.event() instanceof RdmaProtocol.ConnectionRequested, f -> {
+                        ((RdmaProtocol.ConnectionRequested) f.event()).connection().tell(
+                                new RdmaProtocol.Accept(ctx.spawnAnonymous(agent(result)), null));
+                        return Behaviors.same();
+                    })
+                    .onMessage(ClientDone.class, d -> {
+                        if (++done[0] == clients) {
+                            result.succeed(String.format("srq-server: %d clients x %d messages through one shared"
+                                    + " receive queue of %d receives; every message reached its own connection, in"
+                                    + " order", clients, messages, SHARED_RECEIVES));
+                        }
+                        return Behaviors.same();
+                    })
+                    .onAnyMessage(m -> result.failed("guardian: " + m))
+                    .build();
+        });
+    }
+
+    /** The request's private data names the client; every message must carry that name. */
+    private Behavior<ConnectionEvent> agent(Program.Result result) {
+        return Behaviors.receive(ConnectionEvent.class)
+                .onMessage(RdmaProtocol.Connected.class, c -> {
+                    int client = Payload.first(c.privateData());
+                    int[] next = {0};
+                    return Behaviors.receive(ConnectionEvent.class)
+                            .onMessage(RdmaProtocol.Received.class, r -> {
+                                ByteBuffer m = ByteBuffer.wrap(r.data());
+                                if (r.data().length != 8 || m.getInt() != client || m.getInt() != next[0]) {
+                                    return result.failed("the connection of client " + client + " received "
+                                            + "another's message or lost one");
+                                }
+                                if (++next[0] == messages) {
+                                    c.connection().tell(RdmaProtocol.Send.of(Payload.ints(client, messages), null));
+                                }
+                                return Behaviors.same();
+                            })
+                            .onMessage(RdmaProtocol.Disconnected.class, d -> Behaviors.stopped())
+                            .onAnyMessage(e -> result.failed("agent: " + e))
+                            .build();
+                })
+                .onAnyMessage(e -> result.failed("agent: " + e))
+                .build();
+    }
+
+    /** Sends its numbered messages, a window at a time, and waits for the agent's count. */
+    private Behavior<ConnectionEvent> client(InetSocketAddress server, int id, ActorRef<Msg> guardian,
+                                             Program.Result result) {
+        return Behaviors.setup(ctx -> {
+            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Connect(server, ctx.getSelf(),
+                    Payload.ints(id, messages), Program.CONNECT_TIMEOUT));
+            return Behaviors.receive(ConnectionEvent.class)
+                    .onMessage(RdmaProtocol.Connected.class, c -> {
+                        ActorRef<ConnectionCommand> connection = c.connection();
+                        int[] sent = {0};
+                        Runnable sendNext = () -> {
+                            int seq = sent[0]++;
+                            connection.tell(RdmaProtocol.Send.of(Payload.ints(id, seq), seq));
+                        };
+                        while (sent[0] < Math.min(WINDOW, messages)) {
+                            sendNext.run();
+                        }
+                        return Behaviors.receive(ConnectionEvent.class)
+                                .onMessage(RdmaProtocol.Acked.class, a -> {
+                                    if (sent[0] < messages) {
+                                        sendNext.run();
+                                    }
+                                    return Behaviors.same();
+                                })
+                                .onMessage(RdmaProtocol.Received.class, r -> {
+                                    if (Payload.first(r.data()) != id || Payload.second(r.data()) != messages) {
+                                        return result.failed("client " + id + ": the agent confirmed the wrong count");
+                                    }
+                                    connection.tell(new RdmaProtocol.Disconnect());
+                                    return Behaviors.same();
+                                })
+                                .onMessage(RdmaProtocol.Disconnected.class, d -> {
+                                    guardian.tell(new ClientDone());
+                                    return Behaviors.stopped();
+                                })
+                                .onAnyMessage(e -> result.failed("client " + id + ": " + e))
+                                .build();
+                    })
+                    .onAnyMessage(e -> result.failed("client " + id + ": " + e))
+                    .build();
+        });
+    }
+}

@@ -1,0 +1,77 @@
+package io.rdmaactors.actors;
+
+import static io.rdmaactors.actors.Connections.WAIT;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
+import io.rdmaactors.testkit.RdmaTestKit;
+import io.rdmaactors.verbs.ResourceKind;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The multi-QP server: 16 connections receive from one shared receive queue. */
+class SharedReceiveQueueTest {
+
+    private static final int CONNECTIONS = 16;
+    private static final int MESSAGES = 200;
+    /** Sends in flight per connection: together more than the SRQ holds, so receivers-not-ready happen. */
+    private static final int WINDOW = 8;
+
+    private RdmaTestKit kit;
+
+    @BeforeEach
+    void start() {
+        kit = RdmaTestKit.create("rdma-actors.receive-queue-depth = 8");
+    }
+
+    @AfterEach
+    void stop() {
+        kit.close();
+    }
+
+    @Test
+    void sixteenQueuePairsShareOneSrqAndEachReceiveReachesItsOwnConnection() {
+        TestProbe<RdmaProtocol.ListenerEvent> bind = kit.probe();
+        kit.manager().tell(new RdmaProtocol.Listen(new InetSocketAddress("127.0.0.1", 0), bind.getRef(), CONNECTIONS,
+                true));
+        Connections.Listener listener = new Connections.Listener(bind,
+                bind.expectMessageClass(RdmaProtocol.Listening.class, WAIT));
+        List<Connections.Pair> pairs = new ArrayList<>();
+        for (int c = 0; c < CONNECTIONS; c++) {
+            pairs.add(Connections.connect(kit, listener));
+        }
+        assertEquals(1, kit.fabric().ledger().live(ResourceKind.SHARED_RECEIVE_QUEUE), "one SRQ for all");
+        assertEquals(CONNECTIONS * 2L, kit.fabric().ledger().live(ResourceKind.QUEUE_PAIR));
+        for (int round = 0; round < MESSAGES / WINDOW; round++) {
+            for (int c = 0; c < CONNECTIONS; c++) {
+                for (int i = 0; i < WINDOW; i++) {
+                    int n = round * WINDOW + i;
+                    pairs.get(c).client().tell(RdmaProtocol.Send.of(
+                            ByteBuffer.allocate(8).putInt(c).putInt(n).array(), n));
+                }
+            }
+            for (Connections.Pair p : pairs) {
+                p.clientEvents().receiveSeveralMessages(WINDOW, WAIT)
+                        .forEach(e -> assertInstanceOf(RdmaProtocol.Acked.class, e));
+            }
+        }
+        for (int c = 0; c < CONNECTIONS; c++) {
+            List<ConnectionEvent> received = pairs.get(c).serverEvents().receiveSeveralMessages(MESSAGES, WAIT);
+            for (int n = 0; n < MESSAGES; n++) {
+                ByteBuffer data = ByteBuffer.wrap(((RdmaProtocol.Received) received.get(n)).data());
+                assertEquals(c, data.getInt(), "a receive reached another connection");
+                assertEquals(n, data.getInt());
+            }
+        }
+        pairs.forEach(p -> Connections.close(kit, p));
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+}

@@ -1,0 +1,57 @@
+package io.rdmaactors.actors;
+
+import static io.rdmaactors.actors.Connections.WAIT;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+
+import io.rdmaactors.testkit.RdmaTestKit;
+import io.rdmaactors.verbs.Fabric;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The manager restarts cleanly: the old fabric is released, a new one serves. */
+class SupervisionTest {
+
+    private RdmaTestKit kit;
+
+    @BeforeEach
+    void start() {
+        kit = RdmaTestKit.create();
+    }
+
+    @AfterEach
+    void stop() {
+        kit.close();
+    }
+
+    @Test
+    void managerRestartReleasesEverythingAndServesAgain() {
+        Connections.Listener listener = Connections.listen(kit, 8);
+        Connections.Pair pair = Connections.connect(kit, listener);
+        Fabric before = kit.fabric();
+
+        // a command that makes the manager fail: a null reply-to
+        kit.manager().tell(new RdmaProtocol.GetFabric(null));
+
+        // the client hears the end once: from the restart itself, or from its peer's DREQ first
+        Connections.awaitDisconnected(pair.clientEvents());
+        pair.clientEvents().expectNoMessage(java.time.Duration.ofMillis(200));
+        TestProbe<Fabric> probe = kit.probe();
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (before.ledger().total() != 0 && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        assertEquals(0, before.ledger().total(), "the old fabric released everything: " + before.ledger());
+        kit.manager().tell(new RdmaProtocol.GetFabric(probe.getRef()));
+        assertNotSame(before, probe.receiveMessage(WAIT), "the restarted manager opened a new fabric");
+
+        Connections.Listener again = Connections.listen(kit, 8);
+        Connections.Pair fresh = Connections.connect(kit, again);
+        fresh.client().tell(RdmaProtocol.Send.of(new byte[] {7}, "after-restart"));
+        assertEquals("after-restart", fresh.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT).token());
+        Connections.close(kit, fresh);
+        Connections.unbind(again);
+    }
+}
