@@ -1,0 +1,46 @@
+package io.rdmaactors.jna;
+
+import com.sun.jna.Native;
+import com.sun.jna.Platform;
+import io.rdmaactors.verbs.FabricUnavailableException;
+import io.rdmaactors.verbs.VerbsException;
+
+/** Loads librdmacm, libibverbs and libc once; a missing library is one clear, typed error. */
+final class NativeLibraries {
+
+    static final String IBVERBS = "ibverbs";
+    static final String RDMACM = "rdmacm";
+    private static Throwable failure;
+    private static boolean loaded;
+
+    private NativeLibraries() {
+    }
+
+    static synchronized void load() {
+        if (!loaded && failure == null) {
+            try {
+                Native.register(LibC.class, Platform.C_LIBRARY_NAME);
+                Native.register(Ibverbs.class, IBVERBS);
+                Native.register(Rdmacm.class, RDMACM);
+                loaded = true;
+            } catch (LinkageError e) {
+                failure = e;
+            }
+        }
+        if (failure != null) {
+            throw new FabricUnavailableException("dlopen", "librdmacm/libibverbs cannot be loaded ("
+                    + failure.getMessage() + "); install the Debian packages librdmacm1 libibverbs1 ibverbs-providers",
+                    failure);
+        }
+    }
+
+    /** The typed exception for a call that failed with {@code errno}. */
+    static VerbsException failure(String call, int errno) {
+        return VerbsException.of(call, errno, errno > 0 ? LibC.strerror(errno) : "failed");
+    }
+
+    /** The typed exception for a call that returned -1 or NULL and left errno. */
+    static VerbsException lastError(String call) {
+        return failure(call, Native.getLastError());
+    }
+}
