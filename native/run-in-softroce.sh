@@ -4,7 +4,7 @@
 #
 # Usage: native/run-in-softroce.sh [--no-build] [JUnit console selectors...]
 #   default selector: --select-package io.rdmaactors.jna
-# Builds cm-events and core on the host (Maven, offline), writes the test class path to
+# Builds cm-events and core on the host (Maven; MVN="mvn -o" for offline), writes the test class path to
 # core/target/test-classpath.txt, then runs the JUnit console launcher inside the guest.
 # Reports land in core/target/softroce-reports. Needs softroce-vm/install.sh run once (root).
 # Env: MVN (mvn), M2_REPO (~/.m2/repository).
@@ -15,8 +15,8 @@ MVN=${MVN:-mvn}
 build=1
 if [ "${1:-}" = "--no-build" ]; then build=0; shift; fi
 if [ $build = 1 ]; then
-  $MVN -q -B -o -pl cm-events,core install -DskipTests
-  $MVN -q -B -o -pl core dependency:build-classpath -Dmdep.includeScope=test \
+  $MVN -q -B -pl cm-events,core install -DskipTests
+  $MVN -q -B -pl core dependency:build-classpath -Dmdep.includeScope=test \
     -Dmdep.outputFile=target/test-classpath.txt
 fi
 REPO=${M2_REPO:-$HOME/.m2/repository}
