@@ -14,6 +14,7 @@ class ExamplesTest {
     static Stream<Arguments> programs() {
         return Stream.of(
                 Arguments.of((Object) new String[] {"ping-pong", "--count", "200"}),
+                Arguments.of((Object) new String[] {"rping", "--count", "50", "--size", "64"}),
                 Arguments.of((Object) new String[] {"devices"}),
                 Arguments.of((Object) new String[] {"actor-ping-pong", "--count", "200"}),
                 Arguments.of((Object) new String[] {"blast", "--count", "2000", "--size", "256"}),
