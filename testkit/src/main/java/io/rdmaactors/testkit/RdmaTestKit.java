@@ -7,6 +7,7 @@ import io.rdmaactors.actors.RdmaProtocol;
 import io.rdmaactors.verbs.Fabric;
 import io.rdmaactors.verbs.FaultInjector;
 import io.rdmaactors.verbs.ResourceKind;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -55,6 +56,15 @@ public final class RdmaTestKit implements AutoCloseable {
 
     public Fabric fabric() {
         return fabric;
+    }
+
+    /**
+     * Where tests listen and connect: 127.0.0.1 on the soft fabric; on a real one the device's own
+     * address, given as the system property {@code rdma-actors.test.address} (loopback does not route
+     * over RoCE).
+     */
+    public InetSocketAddress address(int port) {
+        return new InetSocketAddress(System.getProperty("rdma-actors.test.address", "127.0.0.1"), port);
     }
 
     /** Fault injection on the fabric: cut ports, kill peers, drop connections, remove devices. */

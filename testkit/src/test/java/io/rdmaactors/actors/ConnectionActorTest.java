@@ -54,7 +54,7 @@ class ConnectionActorTest {
             port = s.getLocalPort();
         }
         TestProbe<ConnectionEvent> events = kit.probe();
-        kit.manager().tell(new RdmaProtocol.Connect(new InetSocketAddress("127.0.0.1", port), events.getRef(), null,
+        kit.manager().tell(new RdmaProtocol.Connect(kit.address(port), events.getRef(), null,
                 Duration.ofSeconds(3)));
         RdmaProtocol.ConnectFailed failed = events.expectMessageClass(RdmaProtocol.ConnectFailed.class,
                 Duration.ofSeconds(3));
@@ -320,10 +320,11 @@ class ConnectionActorTest {
 
     @Test
     void deviceRemovalEndsEveryConnectionOnItErrorClosed() {
+        Connections.assumeFaultInjection(kit);
         Connections.Listener listener = Connections.listen(kit, 8);
         Connections.Pair a = Connections.connect(kit, listener);
         Connections.Pair b = Connections.connect(kit, listener);
-        kit.faults().removeDevice(kit.fabric().device("soft0"));
+        kit.faults().removeDevice(kit.fabric().devices().get(0));
         for (TestProbe<ConnectionEvent> events : List.of(a.clientEvents(), a.serverEvents(), b.clientEvents(),
                 b.serverEvents())) {
             RdmaProtocol.Disconnected d = events.expectMessageClass(RdmaProtocol.Disconnected.class, WAIT);

@@ -6,12 +6,12 @@ import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
 import io.rdmaactors.actors.RdmaProtocol.ListenerEvent;
 import io.rdmaactors.testkit.RdmaTestKit;
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.ActorRef;
+import org.junit.jupiter.api.Assumptions;
 
 /** Sets up listeners and connected pairs through the manager, as a service would. */
 final class Connections {
@@ -30,8 +30,14 @@ final class Connections {
 
     static Listener listen(RdmaTestKit kit, int backlog) {
         TestProbe<ListenerEvent> bind = kit.probe();
-        kit.manager().tell(new RdmaProtocol.Listen(new InetSocketAddress("127.0.0.1", 0), bind.getRef(), backlog));
+        kit.manager().tell(new RdmaProtocol.Listen(kit.address(0), bind.getRef(), backlog));
         return new Listener(bind, bind.expectMessageClass(RdmaProtocol.Listening.class, WAIT));
+    }
+
+    /** Skips a test that needs fault injection on a fabric without it (rdma-core has none). */
+    static void assumeFaultInjection(RdmaTestKit kit) {
+        Assumptions.assumeTrue(kit.fabric().faults().isPresent(),
+                "the " + kit.fabric().provider() + " fabric has no fault injection");
     }
 
     static void unbind(Listener listener) {

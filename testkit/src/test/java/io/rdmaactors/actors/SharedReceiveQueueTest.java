@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
 import io.rdmaactors.testkit.RdmaTestKit;
 import io.rdmaactors.verbs.ResourceKind;
-import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,7 +38,7 @@ class SharedReceiveQueueTest {
     @Test
     void sixteenQueuePairsShareOneSrqAndEachReceiveReachesItsOwnConnection() {
         TestProbe<RdmaProtocol.ListenerEvent> bind = kit.probe();
-        kit.manager().tell(new RdmaProtocol.Listen(new InetSocketAddress("127.0.0.1", 0), bind.getRef(), CONNECTIONS,
+        kit.manager().tell(new RdmaProtocol.Listen(kit.address(0), bind.getRef(), CONNECTIONS,
                 true));
         Connections.Listener listener = new Connections.Listener(bind,
                 bind.expectMessageClass(RdmaProtocol.Listening.class, WAIT));
