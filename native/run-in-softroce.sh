@@ -28,17 +28,23 @@ LAUNCHER=$REPO/org/junit/platform/junit-platform-console-standalone/1.14.1/junit
 if [ ! -f "$LAUNCHER" ]; then
   $MVN -q -B dependency:get -Dartifact=org.junit.platform:junit-platform-console-standalone:1.14.1
 fi
-CP=$MODULE/target/test-classes:$MODULE/target/classes:$(cat "$MODULE/target/test-classpath.txt")
+# this project's own modules come from their build directories, not from copies installed in the
+# local repository (another build may be rewriting those while the guest reads them)
+OWN='[^:]*/io/rdmaactors/rdma-actors-([a-z-]+)/[^/:]+/rdma-actors-[a-z-]+-[^/:]+'
+DEPS=$(sed -E "s#${OWN}-tests\.jar#\1/target/test-classes#g; s#${OWN}\.jar#\1/target/classes#g" \
+  "$MODULE/target/test-classpath.txt")
+CP=$MODULE/target/test-classes:$MODULE/target/classes:$DEPS
 SELECT=("$@")
 if [ ${#SELECT[@]} -eq 0 ]; then
   case $MODULE in
-    testkit) SELECT=(--select-package io.rdmaactors.actors) ;;
+    # 100 connections x 1,000 messages takes too long under emulation
+    testkit) SELECT=(--select-package io.rdmaactors.actors --exclude-classname '.*ManyConnectionsTest') ;;
     *) SELECT=(--select-package io.rdmaactors.jna) ;;
   esac
 fi
 # The guest starts clean (env -i): JVM settings travel in the command. C1 and the serial collector
 # start fastest under software emulation.
-CMD="export JAVA_TOOL_OPTIONS='-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Drdma-actors.fabric=jna -Drdma-actors.test.address=$ADDR'; ulimit -l unlimited;
+CMD="export JAVA_TOOL_OPTIONS='-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Drdma-actors.fabric=jna -Drdma-actors.test.address=$ADDR -Dpekko.logger-startup-timeout=60s'; ulimit -l unlimited;
 rdma link show; java -jar $LAUNCHER execute --disable-banner --disable-ansi-colors --details=tree --class-path $CP \
 --reports-dir $MODULE/target/softroce-reports $(printf '%q ' "${SELECT[@]}")"
 start=$(date +%s)

@@ -79,7 +79,7 @@ final class MulticastActor {
             MulticastActor m = new MulticastActor(ctx, id, join, settings);
             ctx.watchWith(join.handler(), new HandlerTerminated());
             try {
-                id.resolveAddress(null, join.group(), settings.resolveTimeout());
+                id.resolveAddress(join.source(), join.group(), settings.resolveTimeout());
             } catch (RuntimeException e) {
                 return m.fail(e);
             }

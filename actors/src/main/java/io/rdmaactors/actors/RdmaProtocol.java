@@ -48,10 +48,15 @@ public final class RdmaProtocol {
     }
 
     /**
-     * Joins a multicast group on a UD QP; the handler gets {@link Joined} (with the endpoint to send
-     * to the group through) or {@link CommandFailed}, then every datagram sent to the group.
+     * Joins a multicast group on a UD QP, through the device that owns {@code source} (null: the
+     * route to the group decides); the handler gets {@link Joined} (with the endpoint to send to the
+     * group through) or {@link CommandFailed}, then every datagram sent to the group.
      */
-    public record JoinMulticast(InetSocketAddress group, ActorRef<MulticastEvent> handler) implements ManagerCommand {
+    public record JoinMulticast(InetSocketAddress group, InetSocketAddress source, ActorRef<MulticastEvent> handler)
+            implements ManagerCommand {
+        public JoinMulticast(InetSocketAddress group, ActorRef<MulticastEvent> handler) {
+            this(group, null, handler);
+        }
     }
 
     /**

@@ -95,7 +95,7 @@ class ConnectionActorTest {
         RdmaProtocol.ConnectFailed failed = events.expectMessageClass(RdmaProtocol.ConnectFailed.class, WAIT);
         RdmaProtocol.Rejected rejected = assertInstanceOf(RdmaProtocol.Rejected.class, failed.reason());
         assertEquals(28, rejected.status());
-        assertArrayEquals(new byte[] {42, 43}, rejected.privateData());
+        Connections.assertPrivateData(new byte[] {42, 43}, rejected.privateData());
         Connections.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }

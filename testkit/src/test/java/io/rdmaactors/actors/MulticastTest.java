@@ -40,7 +40,7 @@ class MulticastTest {
         List<RdmaProtocol.Joined> joined = new ArrayList<>();
         for (int m = 0; m < 4; m++) {
             TestProbe<MulticastEvent> probe = kit.probe();
-            kit.manager().tell(new RdmaProtocol.JoinMulticast(GROUP, probe.getRef()));
+            kit.manager().tell(new RdmaProtocol.JoinMulticast(GROUP, kit.address(0), probe.getRef()));
             joined.add(probe.expectMessageClass(RdmaProtocol.Joined.class, WAIT));
             members.add(probe);
         }

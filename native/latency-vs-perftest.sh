@@ -1,0 +1,79 @@
+#!/bin/bash
+# Send/receive ping-pong latency of the jna provider (bench JnaPingPong) against rdma-core's own
+# ib_send_lat -R (perftest), interleaved, on one RDMA device: server and client of each on ADDR.
+# Runs where an RDMA device is: inside the Soft-RoCE guest
+#   native/softroce-vm/vm.sh 'native/latency-vs-perftest.sh'
+# or on a host with RDMA hardware (ADDR=its address, DEV=its device).
+# Needs the bench built on the host first:
+#   mvn -B -o install -DskipTests -pl cm-events,core,actors && mvn -B -o package -DskipTests -pl bench
+# Both report half the round trip (ib_send_lat's convention) and t_typical is the median; prints each
+# run, the median t_typical of each side over the rounds, and the ratio Java/perftest.
+# Env: ADDR (10.0.2.15), DEV (rxe0), SIZE (64), ITERS (10000 measured round trips per run),
+#      WARMUP (20000, Java only: the JIT's), ROUNDS (3 runs of each), PORT (18515, first perftest port),
+#      JAVA_OPTS (-XX:+UseSerialGC).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ADDR=${ADDR:-10.0.2.15}
+DEV=${DEV:-rxe0}
+SIZE=${SIZE:-64}
+ITERS=${ITERS:-10000}
+WARMUP=${WARMUP:-20000}
+ROUNDS=${ROUNDS:-3}
+PORT=${PORT:-18515}
+JAVA_OPTS=${JAVA_OPTS:--XX:+UseSerialGC}
+ulimit -l unlimited 2>/dev/null || true
+[ -f bench/target/classes/io/rdmaactors/bench/JnaPingPong.class ] && [ -f bench/target/classpath.txt ] ||
+  { echo "build the bench first (mvn -B -o package -DskipTests -pl bench)" >&2; exit 2; }
+CP="bench/target/classes:$(cat bench/target/classpath.txt)"
+LOG=$(mktemp -d)
+trap 'rm -rf "$LOG"' EXIT
+
+# The data row of a latency table: "#bytes #iterations t_min t_max t_typical ...": prints t_typical.
+typical() { awk -v s="$SIZE" -v n="$ITERS" '$1 == s && $2 == n && NF >= 8 { print $5; exit }' "$1"; }
+
+java_run() {  # $1: round; prints t_typical
+  local out=$LOG/java-$1
+  # shellcheck disable=SC2086
+  java $JAVA_OPTS -cp "$CP" io.rdmaactors.bench.JnaPingPong --address="$ADDR" --size="$SIZE" \
+    --iterations="$ITERS" --warmup="$WARMUP" > "$out" 2>&1 || { sed 's/^/  java     | /' "$out" >&2; return 1; }
+  sed 's/^/  java     | /' "$out" >&2
+  typical "$out"
+}
+
+perftest_run() {  # $1: round; prints t_typical
+  local port=$((PORT + $1)) out=$LOG/perftest-$1 server
+  ib_send_lat -R -F -d "$DEV" -s "$SIZE" -n "$ITERS" -p "$port" > "$LOG/server-$1" 2>&1 &
+  server=$!
+  sleep 2
+  # the server takes a while to listen under emulation: the client is refused until then
+  for attempt in $(seq 1 30); do
+    if ib_send_lat -R -F -d "$DEV" -s "$SIZE" -n "$ITERS" -p "$port" "$ADDR" > "$out" 2>&1; then break; fi
+    [ "$attempt" = 30 ] && { sed 's/^/  perftest | /' "$out" >&2; kill "$server" 2>/dev/null; return 1; }
+    sleep 1
+  done
+  wait "$server" || { sed 's/^/  server   | /' "$LOG/server-$1" >&2; return 1; }
+  sed 's/^/  perftest | /' "$out" >&2
+  typical "$out"
+}
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+
+echo "== latency: jna provider (JnaPingPong) vs ib_send_lat -R; $SIZE bytes, $ITERS round trips per run, $ROUNDS runs each, on $DEV ($ADDR)"
+java -version 2>&1 | head -1
+ib_send_lat --version 2>&1 | head -1 || true
+JAVA=() PERF=()
+for r in $(seq 1 "$ROUNDS"); do
+  # alternate which goes first, so neither always runs on a warmer (or busier) machine
+  if [ $((r % 2)) = 1 ]; then
+    j=$(java_run "$r"); p=$(perftest_run "$r")
+  else
+    p=$(perftest_run "$r"); j=$(java_run "$r")
+  fi
+  [ -n "$j" ] && [ -n "$p" ] || { echo "round $r: no t_typical parsed (java '$j', perftest '$p')"; exit 1; }
+  JAVA+=("$j"); PERF+=("$p")
+  echo "round $r: t_typical java $j us, perftest $p us, ratio $(awk -v a="$j" -v b="$p" 'BEGIN { printf "%.2f", a / b }')"
+done
+jm=$(printf '%s\n' "${JAVA[@]}" | median)
+pm=$(printf '%s\n' "${PERF[@]}" | median)
+echo "SUMMARY latency-vs-perftest: $SIZE-byte send/recv, t_typical (median of $ROUNDS runs, half round trip):" \
+  "java (jna) $jm us, ib_send_lat $pm us, ratio java/perftest $(awk -v a="$jm" -v b="$pm" 'BEGIN { printf "%.2f", a / b }')"
