@@ -203,12 +203,13 @@ final class JnaCmId extends JnaResource implements CmId {
     public void connect(ConnectionParameters parameters) {
         int limit = portSpace == PortSpace.UDP ? ConnectionParameters.MAX_UD_PRIVATE_DATA
                 : ConnectionParameters.MAX_CONNECT_PRIVATE_DATA;
-        if (portSpace != PortSpace.UDP && queuePair == null) {
-            throw new InvalidStateException("rdma_connect", "an RC connect needs the id's QP (rdma_create_qp)");
-        }
         RdmaConnParam param = connParam(parameters, limit, "rdma_connect");
         long id = enter("rdma_connect");
         try {
+            // checked after enter(), so a closed id (whose QP is gone) reads as closed, not as lacking a QP
+            if (portSpace != PortSpace.UDP && queuePair == null) {
+                throw new InvalidStateException("rdma_connect", "an RC connect needs the id's QP (rdma_create_qp)");
+            }
             check("rdma_connect", Rdmacm.rdma_connect(id, param));
         } finally {
             exit();

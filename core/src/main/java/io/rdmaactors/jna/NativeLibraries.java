@@ -8,8 +8,14 @@ import io.rdmaactors.verbs.VerbsException;
 /** Loads librdmacm, libibverbs and libc once; a missing library is one clear, typed error. */
 final class NativeLibraries {
 
-    static final String IBVERBS = "ibverbs";
-    static final String RDMACM = "rdmacm";
+    /**
+     * The names JNA loads ("ibverbs" is libibverbs.so[.1] on the library path; a path works too). The
+     * system properties {@code rdma-actors.jna.ibverbs} and {@code rdma-actors.jna.rdmacm} override
+     * them, read once when the provider is first used: naming a library that does not exist lets a
+     * test see the provider on a machine without rdma-core without uninstalling it (JnaSafetyTest).
+     */
+    static final String IBVERBS = System.getProperty("rdma-actors.jna.ibverbs", "ibverbs");
+    static final String RDMACM = System.getProperty("rdma-actors.jna.rdmacm", "rdmacm");
     private static Throwable failure;
     private static boolean loaded;
 

@@ -57,15 +57,6 @@ class EventQueue<E> implements EventSource<E> {
         }
     }
 
-    int size() {
-        lock.lock();
-        try {
-            return events.size();
-        } finally {
-            lock.unlock();
-        }
-    }
-
     void close() {
         lock.lock();
         try {

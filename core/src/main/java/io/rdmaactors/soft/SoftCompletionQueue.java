@@ -136,10 +136,6 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
         users.remove(qp);
     }
 
-    synchronized int size() {
-        return entries.size();
-    }
-
     @Override
     synchronized void checkDestroyable() {
         if (!users.isEmpty()) {

@@ -198,10 +198,6 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
         return init;
     }
 
-    int portNum() {
-        return portNum;
-    }
-
     // ---------------------------------------------------------------- state machine
 
     @Override
@@ -1114,11 +1110,6 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
     /** From now on every packet to or from this QP is lost. */
     void drop() {
         dropped = true;
-    }
-
-    /** The peer vanished without a word: nothing it sent will be answered. */
-    void forgetPeer() {
-        remote = null;
     }
 
     /** Moves to ERR as a device error does (device removal, CQ overrun). */
