@@ -55,6 +55,10 @@ final class ConnectionActor {
     record QueuePairDrained() implements ConnectionCommand {
     }
 
+    /** A work request failed: the QP is in ERR and the connection is over. */
+    record QueuePairFailed(Throwable cause) implements ConnectionCommand {
+    }
+
     /** A message this connection's QP took from the listener's shared receive queue. */
     record SharedReceived(RdmaProtocol.Received received) implements ConnectionCommand {
     }
@@ -425,6 +429,7 @@ final class ConnectionActor {
                     return Behaviors.same();
                 })
                 .onMessage(Cm.class, m -> onCmWhileOpen(m.event()))
+                .onMessage(QueuePairFailed.class, f -> closeWith(new RdmaProtocol.ErrorClosed(f.cause())))
                 .onMessage(Async.class, a -> onAsync(a.event()))
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
                 .onMessage(ConnectionCommand.class, c -> Behaviors.same())

@@ -17,6 +17,7 @@ import io.rdmaactors.verbs.QueuePair;
 import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.SendWorkRequest;
 import io.rdmaactors.verbs.WcOpcode;
+import io.rdmaactors.verbs.WcStatus;
 import io.rdmaactors.verbs.WorkCompletion;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -313,7 +314,12 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
         outstanding[slot] = null;
         freeSlots.add(slot);
         if (!wc.isSuccess()) {
-            handler.tell(new CommandFailed(command, new RdmaProtocol.WorkRequestFailed(wc.status())));
+            RdmaProtocol.WorkRequestFailed failure = new RdmaProtocol.WorkRequestFailed(wc.status());
+            handler.tell(new CommandFailed(command, failure));
+            if (wc.status() != WcStatus.WR_FLUSH_ERR) {
+                // an error completion leaves the QP in ERR: the connection cannot carry anything more
+                connection.tell(new ConnectionActor.QueuePairFailed(failure));
+            }
             return;
         }
         int base = slot * buffers.slotSize;

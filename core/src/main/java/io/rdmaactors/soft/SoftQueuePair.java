@@ -833,10 +833,9 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
         int imm = w.wr.opcode().hasImmediate() ? Packet.WITH_IMM : 0;
         if (local.isUp()) {
             if (dest.remoteQpn() == SoftFabric.MULTICAST_QPN) {
+                // every attached QP receives, the sender too: IB and RoCE loop multicast back by default
                 for (SoftQueuePair member : fabric.multicastMembers(av.dgid())) {
-                    if (member != this) {
-                        member.onDatagram(w.payload, imm, w.wr.immData(), qpn, sgid, av.dgid(), qkeyToUse);
-                    }
+                    member.onDatagram(w.payload, imm, w.wr.immData(), qpn, sgid, av.dgid(), qkeyToUse);
                 }
             } else {
                 SoftPort far = fabric.portFor(av.dgid());

@@ -126,6 +126,8 @@ public final class Multicast implements Callable<Integer> {
                                     return Behaviors.same();
                                 })
                                 .onMessage(RdmaProtocol.Left.class, l -> left(guardian))
+                                // multicast loops back to the sender's own QP, as on IB and RoCE
+                                .onMessage(RdmaProtocol.MulticastReceived.class, m -> Behaviors.same())
                                 .onAnyMessage(e -> result.failed("sender: " + e))
                                 .build();
                     })
