@@ -10,7 +10,9 @@
 # run, the median t_typical of each side over the rounds, and the ratio Java/perftest.
 # Env: ADDR (10.0.2.15), DEV (rxe0), SIZE (64), ITERS (10000 measured round trips per run),
 #      WARMUP (20000, Java only: the JIT's), ROUNDS (3 runs of each), PORT (18515, first perftest port),
-#      JAVA_OPTS (-XX:+UseSerialGC).
+#      JAVA_OPTS (-XX:+UseSerialGC -XX:-TieredCompilation: C2 only, so fewer recompilations patch
+#      code while both threads spin; one SIGILL in patched C1 code was seen under qemu's emulation).
+# Both sides send inline (ib_send_lat -I SIZE), as JnaPingPong does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ADDR=${ADDR:-10.0.2.15}
@@ -20,7 +22,7 @@ ITERS=${ITERS:-10000}
 WARMUP=${WARMUP:-20000}
 ROUNDS=${ROUNDS:-3}
 PORT=${PORT:-18515}
-JAVA_OPTS=${JAVA_OPTS:--XX:+UseSerialGC}
+JAVA_OPTS=${JAVA_OPTS:--XX:+UseSerialGC -XX:-TieredCompilation}
 ulimit -l unlimited 2>/dev/null || true
 [ -f bench/target/classes/io/rdmaactors/bench/JnaPingPong.class ] && [ -f bench/target/classpath.txt ] ||
   { echo "build the bench first (mvn -B -o package -DskipTests -pl bench)" >&2; exit 2; }
@@ -42,12 +44,12 @@ java_run() {  # $1: round; prints t_typical
 
 perftest_run() {  # $1: round; prints t_typical
   local port=$((PORT + $1)) out=$LOG/perftest-$1 server
-  ib_send_lat -R -F -d "$DEV" -s "$SIZE" -n "$ITERS" -p "$port" > "$LOG/server-$1" 2>&1 &
+  ib_send_lat -R -F -d "$DEV" -s "$SIZE" -I "$SIZE" -n "$ITERS" -p "$port" > "$LOG/server-$1" 2>&1 &
   server=$!
   sleep 2
   # the server takes a while to listen under emulation: the client is refused until then
   for attempt in $(seq 1 30); do
-    if ib_send_lat -R -F -d "$DEV" -s "$SIZE" -n "$ITERS" -p "$port" "$ADDR" > "$out" 2>&1; then break; fi
+    if ib_send_lat -R -F -d "$DEV" -s "$SIZE" -I "$SIZE" -n "$ITERS" -p "$port" "$ADDR" > "$out" 2>&1; then break; fi
     [ "$attempt" = 30 ] && { sed 's/^/  perftest | /' "$out" >&2; kill "$server" 2>/dev/null; return 1; }
     sleep 1
   done

@@ -9,7 +9,7 @@ import java.util.HashMap;
 import java.util.Map;
 
 /** What the benchmarks share: options, CM event waits, statistics, formatting. */
-final class BenchSupport {
+public final class BenchSupport {
 
     private BenchSupport() {
     }
@@ -75,7 +75,7 @@ final class BenchSupport {
         }
     }
 
-    static <E extends CmEvent> E expect(EventChannel channel, Class<E> kind, Duration timeout) throws Exception {
+    public static <E extends CmEvent> E expect(EventChannel channel, Class<E> kind, Duration timeout) throws Exception {
         CmEvent event = channel.await(timeout);
         if (event == null) {
             throw new IllegalStateException("no " + kind.getSimpleName() + " within " + timeout);
@@ -87,7 +87,7 @@ final class BenchSupport {
     }
 
     /** Waits for the next event of a kind, skipping others (late TIMEWAIT_EXIT and the like). */
-    static <E extends CmEvent> E skipTo(EventChannel channel, Class<E> kind, Duration timeout) throws Exception {
+    public static <E extends CmEvent> E skipTo(EventChannel channel, Class<E> kind, Duration timeout) throws Exception {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
             long left = deadline - System.nanoTime();
@@ -129,7 +129,7 @@ final class BenchSupport {
         return System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
     }
 
-    static void closeAll(AutoCloseable... resources) throws Exception {
+    public static void closeAll(AutoCloseable... resources) throws Exception {
         for (AutoCloseable c : resources) {
             if (c != null) {
                 c.close();
