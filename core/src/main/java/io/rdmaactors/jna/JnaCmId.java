@@ -168,7 +168,7 @@ final class JnaCmId extends JnaResource implements CmId {
             } finally {
                 jpd.exit();
             }
-            queuePair = new JnaQueuePair(jpd, new Pointer(id).getLong(RdmaCmId.QP), this, attributes);
+            queuePair = new JnaQueuePair(jpd, new Pointer(id).getLong(RdmaCmId.QP), this, attributes, init);
             return queuePair;
         } finally {
             exit();

@@ -81,13 +81,18 @@ final class JnaCompletionQueue extends JnaResource implements CompletionQueue {
         WcStatus status = WcStatus.fromCode(b.getInt(at + IbvWc.STATUS));
         int qpNum = b.getInt(at + IbvWc.QP_NUM);
         int vendorErr = b.getInt(at + IbvWc.VENDOR_ERR);
+        JnaQueuePair qp = fabric.queuePair(qpNum);
         if (status != WcStatus.SUCCESS) {
+            if (qp != null) {
+                qp.failed();
+            }
             return new WorkCompletion(wrId, status, null, vendorErr, 0, 0, 0, qpNum, 0);
         }
         int opcode = b.getInt(at + IbvWc.OPCODE);
-        if (opcode >= WcOpcode.RECV.code()) {
-            JnaQueuePair qp = fabric.queuePair(qpNum);
-            if (qp != null && qp.srq() != null) {
+        if (qp != null) {
+            if (opcode < WcOpcode.RECV.code()) {
+                qp.sendCompleted();
+            } else if (qp.srq() != null) {
                 qp.srq().consumed();
             }
         }

@@ -71,7 +71,7 @@ final class JnaProtectionDomain extends JnaResource implements ProtectionDomain 
             if (qp == 0) {
                 throw NativeLibraries.lastError("ibv_create_qp");
             }
-            return new JnaQueuePair(this, qp, null, attributes);
+            return new JnaQueuePair(this, qp, null, attributes, init);
         } finally {
             exit();
         }

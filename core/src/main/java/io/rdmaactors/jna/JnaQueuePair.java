@@ -13,11 +13,14 @@ import io.rdmaactors.verbs.QpAttributes;
 import io.rdmaactors.verbs.QpInitAttributes;
 import io.rdmaactors.verbs.QpState;
 import io.rdmaactors.verbs.QpType;
+import io.rdmaactors.verbs.QueueFullException;
 import io.rdmaactors.verbs.QueuePair;
 import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.ResourceKind;
+import io.rdmaactors.verbs.SendFlag;
 import io.rdmaactors.verbs.SendWorkRequest;
 import io.rdmaactors.verbs.VerbsException;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Set;
 
@@ -31,13 +34,24 @@ final class JnaQueuePair extends JnaResource implements QueuePair {
     private final int qpNum;
     private final WorkRequestList sendList = new WorkRequestList();
     private final WorkRequestList recvList = new WorkRequestList();
+    private final SendQueueSlots sendSlots;
     private volatile int portNum = 1;
 
-    JnaQueuePair(JnaProtectionDomain pd, long qp, JnaCmId cmId, QpInitAttributes init) {
+    /**
+     * @param asked   the attributes the QP was asked for
+     * @param created the native attributes after the create call, which wrote the granted capacities
+     */
+    JnaQueuePair(JnaProtectionDomain pd, long qp, JnaCmId cmId, QpInitAttributes asked, IbvQpInitAttr created) {
         super(pd.fabric, ResourceKind.QUEUE_PAIR, qp);
         this.pd = pd;
         this.cmId = cmId;
-        this.init = init;
+        created.read();
+        IbvQpCap cap = created.cap;
+        boolean ownReceives = asked.srq() == null;
+        this.init = new QpInitAttributes(asked.type(), asked.sendCq(), asked.recvCq(), asked.srq(), cap.max_send_wr,
+                ownReceives ? cap.max_recv_wr : asked.maxRecvWr(), cap.max_send_sge,
+                ownReceives ? cap.max_recv_sge : asked.maxRecvSge(), cap.max_inline_data, asked.signalAll());
+        this.sendSlots = new SendQueueSlots(cap.max_send_wr);
         this.srq = JnaSharedReceiveQueue.of(init.srq(), "ibv_create_qp");
         this.qpNum = new Pointer(qp).getInt(IbvQp.QP_NUM);
         pd.fabric.register(this);
@@ -187,6 +201,13 @@ final class JnaQueuePair extends JnaResource implements QueuePair {
             if (a.portNum() != null) {
                 portNum = a.portNum();
             }
+            if (a.state() == QpState.ERR) {
+                sendSlots.failed();
+            } else if (a.state() == QpState.RESET) {
+                sendSlots.reset();
+            } else if (a.state() == QpState.RTS) {
+                sendSlots.recovered();
+            }
         } finally {
             exit();
         }
@@ -275,17 +296,39 @@ final class JnaQueuePair extends JnaResource implements QueuePair {
             return;
         }
         synchronized (sendList) {
-            long qp = enter("ibv_post_send");
-            try {
-                sendList.writeSends(requests, init.type() == QpType.UD);
-                int rc = pd.device.ops.postSend(qp, sendList.firstAddress(), sendList.badWrAddress());
-                if (rc != 0) {
-                    throw postFailure("ibv_post_send", qp, rc, sendList.failedIndex(IbvSendWr.SIZE));
+            int fit = sendSlots.free(requests.length);
+            if (fit > 0) {
+                SendWorkRequest[] posting = fit == requests.length ? requests : Arrays.copyOf(requests, fit);
+                long qp = enter("ibv_post_send");
+                try {
+                    sendList.writeSends(posting, init.type() == QpType.UD);
+                    int rc = pd.device.ops.postSend(qp, sendList.firstAddress(), sendList.badWrAddress());
+                    int failed = rc == 0 ? fit : sendList.failedIndex(IbvSendWr.SIZE);
+                    for (int i = 0; i < failed; i++) {
+                        sendSlots.posted(init.signalAll() || posting[i].has(SendFlag.SIGNALED));
+                    }
+                    if (rc != 0) {
+                        throw postFailure("ibv_post_send", qp, rc, failed);
+                    }
+                } finally {
+                    exit();
                 }
-            } finally {
-                exit();
+            }
+            if (fit < requests.length) {
+                throw new PostException(new QueueFullException("ibv_post_send", "the send queue holds "
+                        + init.maxSendWr() + " requests"), fit);
             }
         }
+    }
+
+    /** A send of this QP completed successfully. */
+    void sendCompleted() {
+        sendSlots.completed();
+    }
+
+    /** An error completion of this QP: it is in ERR. */
+    void failed() {
+        sendSlots.failed();
     }
 
     @Override

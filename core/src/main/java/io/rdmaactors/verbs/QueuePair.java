@@ -17,6 +17,12 @@ public interface QueuePair extends AutoCloseable {
 
     QpAttributes query();
 
+    /**
+     * The attributes the QP was created with, its capacities as granted: at least those asked for
+     * (devices round queues up, as {@code ibv_create_qp} reports). The send queue refuses a post
+     * beyond {@link QpInitAttributes#maxSendWr()} outstanding sends, a send being outstanding until
+     * its completion, or a later signaled one, is polled.
+     */
     QpInitAttributes initAttributes();
 
     /**

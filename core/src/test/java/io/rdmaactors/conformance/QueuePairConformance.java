@@ -166,6 +166,33 @@ public abstract class QueuePairConformance extends FabricConformance {
     }
 
     @Test
+    void unsignaledSendsHoldTheirSlotsUntilALaterSignaledCompletionIsPolled() throws Exception {
+        try (Loopback loop = Loopback.on(device()).depths(4, 4).open()) {
+            int depth = loop.a.qp.initAttributes().maxSendWr();
+            MemoryRegion src = loop.a.register(8);
+            MemoryRegion dst = loop.b.register(8, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
+            for (int i = 0; i < depth - 1; i++) {
+                loop.a.qp.postSend(SendWorkRequest.write(i, dst.address(), dst.rkey(), src.sge()).unsignaled());
+            }
+            loop.a.qp.postSend(SendWorkRequest.write(depth - 1, dst.address(), dst.rkey(), src.sge()));
+            // every write is done on the wire, but none of the slots is free before a poll says so
+            Thread.sleep(QUIET.toMillis());
+            assertRefused(QueueFullException.class, 0,
+                    () -> loop.a.qp.postSend(SendWorkRequest.write(98, dst.address(), dst.rkey(), src.sge())));
+            pollSuccess(loop.a.cq, depth - 1);
+            assertNoCompletion(loop.a.cq);
+            SendWorkRequest[] again = new SendWorkRequest[depth];
+            for (int i = 0; i < depth; i++) {
+                again[i] = SendWorkRequest.write(100 + i, dst.address(), dst.rkey(), src.sge());
+            }
+            loop.a.qp.postSend(again);
+            for (int i = 0; i < depth; i++) {
+                pollSuccess(loop.a.cq, 100 + i);
+            }
+        }
+    }
+
+    @Test
     void registrationNeedsADirectBuffer() {
         try (ProtectionDomain pd = device().allocateProtectionDomain()) {
             assertThrows(InvalidRequestException.class, () -> pd.register(ByteBuffer.allocate(64)));

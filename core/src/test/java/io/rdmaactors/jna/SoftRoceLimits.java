@@ -32,8 +32,6 @@ final class SoftRoceLimits implements ExecutionCondition {
                     "rxe raises no QP_ACCESS_ERR async event on the responder of a remote access error"),
             Map.entry("atomicOnAnUnalignedAddressFails",
                     "rxe refuses an unaligned atomic at post (EINVAL) instead of completing it in error"),
-            Map.entry("fullSendQueueRefusesWithFailedIndexUntilCompletionsArePolled",
-                    "rxe rounds the send queue up, so it accepts more sends than maxSendWr"),
             Map.entry("postInErrIsFlushedAtOnce", "rxe does not flush a work request posted to a QP in ERR"));
 
     @Override
