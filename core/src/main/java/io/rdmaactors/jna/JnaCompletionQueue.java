@@ -81,7 +81,7 @@ final class JnaCompletionQueue extends JnaResource implements CompletionQueue {
         WcStatus status = WcStatus.fromCode(b.getInt(at + IbvWc.STATUS));
         int qpNum = b.getInt(at + IbvWc.QP_NUM);
         int vendorErr = b.getInt(at + IbvWc.VENDOR_ERR);
-        JnaQueuePair qp = fabric.queuePair(qpNum);
+        JnaQueuePair qp = device.queuePair(qpNum);
         if (status != WcStatus.SUCCESS) {
             if (qp != null) {
                 qp.failed();

@@ -18,6 +18,8 @@ import io.rdmaactors.verbs.ResourceClosedException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /** A verbs context that librdmacm opened; the fabric owns it and releases it on close. */
 final class JnaDevice implements Device {
@@ -31,6 +33,8 @@ final class JnaDevice implements Device {
     private final String name;
     private volatile JnaAsyncEvents asyncEvents;
     private volatile boolean alive = true;
+    /** QP numbers are the device's: completions name their QP by number. */
+    private final Map<Integer, JnaQueuePair> queuePairs = new ConcurrentHashMap<>();
 
     JnaDevice(JnaFabric fabric, long context) {
         this.fabric = fabric;
@@ -42,6 +46,19 @@ final class JnaDevice implements Device {
     @Override
     public String name() {
         return name;
+    }
+
+    void register(JnaQueuePair qp) {
+        queuePairs.put(qp.qpNum(), qp);
+    }
+
+    void unregister(JnaQueuePair qp) {
+        queuePairs.remove(qp.qpNum(), qp);
+    }
+
+    /** The QP a completion names by number, or null. */
+    JnaQueuePair queuePair(int qpNum) {
+        return queuePairs.get(qpNum);
     }
 
     void checkAlive(String call) {

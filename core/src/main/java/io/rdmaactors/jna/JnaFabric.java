@@ -13,7 +13,6 @@ import io.rdmaactors.verbs.ResourceLedger;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -31,7 +30,6 @@ final class JnaFabric implements Fabric {
 
     private final ResourceLedger ledger = new ResourceLedger();
     private final Set<JnaResource> live = ConcurrentHashMap.newKeySet();
-    private final Map<Integer, JnaQueuePair> queuePairs = new ConcurrentHashMap<>();
     private final List<JnaDevice> devices = new ArrayList<>();
     private final long deviceList;
     private volatile boolean closed;
@@ -112,19 +110,6 @@ final class JnaFabric implements Fabric {
 
     void untrack(JnaResource resource) {
         live.remove(resource);
-    }
-
-    void register(JnaQueuePair qp) {
-        queuePairs.put(qp.qpNum(), qp);
-    }
-
-    void unregister(JnaQueuePair qp) {
-        queuePairs.remove(qp.qpNum(), qp);
-    }
-
-    /** The QP a completion names by number, or null. */
-    JnaQueuePair queuePair(int qpNum) {
-        return queuePairs.get(qpNum);
     }
 
     @Override

@@ -54,7 +54,7 @@ final class JnaQueuePair extends JnaResource implements QueuePair {
         this.sendSlots = new SendQueueSlots(cap.max_send_wr);
         this.srq = JnaSharedReceiveQueue.of(init.srq(), "ibv_create_qp");
         this.qpNum = new Pointer(qp).getInt(IbvQp.QP_NUM);
-        pd.fabric.register(this);
+        pd.device.register(this);
     }
 
     /** The native init attributes; the CQs and SRQ are only read, their lifetimes are rdma-core's to check. */
@@ -411,7 +411,7 @@ final class JnaQueuePair extends JnaResource implements QueuePair {
 
     @Override
     void destroyed() {
-        fabric.unregister(this);
+        pd.device.unregister(this);
         if (cmId != null) {
             cmId.queuePairClosed(this);
         }
