@@ -26,6 +26,8 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Map;
@@ -163,7 +165,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         InetAddress socketIp = bound == null ? InetAddress.getLoopbackAddress() : bound.address;
         if (portSpace == PortSpace.TCP) {
             try {
-                ServerSocket s = new ServerSocket();
+                ServerSocket s = ServerSocketChannel.open().socket(); // its sockets have channels: TcpLink
                 s.bind(new InetSocketAddress(socketIp, address.getPort()), 128);
                 server = s;
                 local = new InetSocketAddress(ip, s.getLocalPort());
@@ -355,8 +357,9 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
 
     /** Reaches a listener in another process; a refused connection means nobody listens there. */
     private void openLink(InetSocketAddress to, CmMessage req) {
-        Socket socket = new Socket();
+        Socket socket = null;
         try {
+            socket = SocketChannel.open().socket(); // TcpLink does its I/O on the channel
             socket.connect(new InetSocketAddress(to.getAddress(), to.getPort()), (int) fabric.cmTimeoutMs);
             TcpLink l = new TcpLink(fabric, socket, this);
             synchronized (this) {
@@ -369,7 +372,9 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
             l.send(req);
         } catch (IOException e) {
             try {
-                socket.close();
+                if (socket != null) {
+                    socket.close();
+                }
             } catch (IOException ignored) {
                 // nothing was connected
             }

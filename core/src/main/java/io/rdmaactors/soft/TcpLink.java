@@ -1,14 +1,12 @@
 package io.rdmaactors.soft;
 
-import java.io.BufferedInputStream;
-import java.io.BufferedOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
 import java.util.concurrent.LinkedBlockingQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,12 +15,15 @@ import org.slf4j.LoggerFactory;
  * One RC connection between two processes: a TCP loopback socket carrying CM messages and
  * transport packets. A reader thread hands frames to the endpoint; a writer thread drains an
  * outbox, so a reader never blocks on a full socket (two readers waiting on each other's writes
- * would deadlock).
+ * would deadlock). Frames pass through one direct buffer each way, so a 64 KiB payload is copied
+ * once between the Java heap and the socket, not through the JDK's temporary direct buffers.
  */
 final class TcpLink {
 
     private static final Logger log = LoggerFactory.getLogger(TcpLink.class);
     private static final Object CLOSE = new Object();
+    /** Larger than a 64 KiB message plus its header, so several packets leave in one write. */
+    private static final int BUFFER = 1 << 18;
 
     /** Who a link delivers to: a listener until a REQ made an id, then that id. */
     interface Endpoint {
@@ -37,8 +38,11 @@ final class TcpLink {
 
     private final SoftFabric fabric;
     private final Socket socket;
-    private final DataInputStream in;
-    private final DataOutputStream out;
+    private final SocketChannel channel;
+    /** Read mode: what the reader has received and not parsed yet. */
+    private final ByteBuffer in = ByteBuffer.allocateDirect(BUFFER).flip();
+    /** Write mode: what the writer has framed and not sent yet. */
+    private final ByteBuffer out = ByteBuffer.allocateDirect(BUFFER);
     private final LinkedBlockingQueue<Object> outbox = new LinkedBlockingQueue<>();
     private final Thread reader;
     private final Thread writer;
@@ -47,14 +51,13 @@ final class TcpLink {
     /** Fault injection: frames are silently lost both ways. */
     volatile boolean dropped;
 
+    /** @param socket a connected socket made through a {@link SocketChannel} */
     TcpLink(SoftFabric fabric, Socket socket, Endpoint endpoint) throws IOException {
         this.fabric = fabric;
         this.socket = socket;
+        this.channel = socket.getChannel();
         this.endpoint = endpoint;
         socket.setTcpNoDelay(true);
-        // larger than a 64 KiB message plus its header, so a packet leaves in one write
-        this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream(), 1 << 18));
-        this.out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream(), 1 << 18));
         String name = "rdma-" + fabric.id + "-link-" + socket.getLocalPort() + "-" + socket.getPort();
         this.reader = new Thread(this::read, name + "-in");
         this.writer = new Thread(this::write, name + "-out");
@@ -84,7 +87,7 @@ final class TcpLink {
     private void read() {
         try {
             while (!closed) {
-                int tag = in.readByte();
+                int tag = readByte();
                 if (tag == 0) {
                     Packet p = readPacket();
                     if (dropped) {
@@ -125,7 +128,7 @@ final class TcpLink {
                 Object frame = outbox.take();
                 do {
                     if (frame == CLOSE) {
-                        out.flush();
+                        flush();
                         return;
                     }
                     if (frame instanceof Packet p) {
@@ -135,7 +138,7 @@ final class TcpLink {
                     }
                     frame = outbox.poll();
                 } while (frame != null);
-                out.flush();
+                flush();
             }
         } catch (IOException e) {
             log.debug("link {} could not write", writer.getName(), e);
@@ -146,95 +149,149 @@ final class TcpLink {
     }
 
     private void writePacket(Packet p) throws IOException {
-        out.writeByte(0);
-        out.writeByte(p.kind().ordinal());
-        out.writeLong(p.psn());
-        out.writeByte(p.opcode());
-        out.writeInt(p.flags());
-        out.writeInt(p.immData());
-        out.writeLong(p.remoteAddress());
-        out.writeInt(p.rkey());
-        out.writeInt(p.length());
-        out.writeLong(p.compareAdd());
-        out.writeLong(p.swap());
-        out.writeLong(p.status());
-        out.writeByte(p.port());
         byte[] data = p.data();
-        out.writeInt(data == null ? -1 : data.length);
+        room(PACKET_HEADER);
+        out.put((byte) 0).put((byte) p.kind().ordinal()).putLong(p.psn()).put((byte) p.opcode()).putInt(p.flags())
+                .putInt(p.immData()).putLong(p.remoteAddress()).putInt(p.rkey()).putInt(p.length())
+                .putLong(p.compareAdd()).putLong(p.swap()).putLong(p.status()).put((byte) p.port())
+                .putInt(data == null ? -1 : data.length);
         if (data != null) {
-            out.write(data);
+            writeBytes(data);
         }
     }
 
+    /** Tag, kind, psn, opcode, flags, imm, address, rkey, length, compare/add, swap, status, port, data length. */
+    private static final int PACKET_HEADER = 1 + 1 + 8 + 1 + 4 + 4 + 8 + 4 + 4 + 8 + 8 + 8 + 1 + 4;
+
     private Packet readPacket() throws IOException {
-        Packet.Kind kind = Packet.KINDS[in.readByte()];
-        long psn = in.readLong();
-        int opcode = in.readByte();
-        int flags = in.readInt();
-        int imm = in.readInt();
-        long remoteAddress = in.readLong();
-        int rkey = in.readInt();
-        int length = in.readInt();
-        long compareAdd = in.readLong();
-        long swap = in.readLong();
-        long status = in.readLong();
-        int port = in.readByte();
-        int n = in.readInt();
+        need(PACKET_HEADER - 1);
+        Packet.Kind kind = Packet.KINDS[in.get()];
+        long psn = in.getLong();
+        int opcode = in.get();
+        int flags = in.getInt();
+        int imm = in.getInt();
+        long remoteAddress = in.getLong();
+        int rkey = in.getInt();
+        int length = in.getInt();
+        long compareAdd = in.getLong();
+        long swap = in.getLong();
+        long status = in.getLong();
+        int port = in.get();
+        int n = in.getInt();
         byte[] data = null;
         if (n >= 0) {
             data = new byte[n];
-            in.readFully(data);
+            readBytes(data);
         }
         return new Packet(kind, psn, opcode, flags, imm, remoteAddress, rkey, length, compareAdd, swap, status, port,
                 data);
     }
 
     private void writeCm(CmMessage m) throws IOException {
-        out.writeByte(1);
-        out.writeByte(m.type().ordinal());
-        out.writeInt(m.qpn());
-        out.writeLong(m.psn());
-        out.write(m.gid());
-        out.writeInt(m.port());
-        out.writeInt(m.status());
-        out.writeShort(m.privateData().length);
-        out.write(m.privateData());
+        room(1 + 1 + 4 + 8 + 16 + 4 + 4 + 2);
+        out.put((byte) 1).put((byte) m.type().ordinal()).putInt(m.qpn()).putLong(m.psn()).put(m.gid())
+                .putInt(m.port()).putInt(m.status()).putShort((short) m.privateData().length);
+        writeBytes(m.privateData());
         writeAddress(m.source());
         writeAddress(m.destination());
     }
 
     private CmMessage readCm() throws IOException {
-        CmMessage.Type type = CmMessage.Type.values()[in.readByte()];
-        int qpn = in.readInt();
-        long psn = in.readLong();
+        need(1 + 4 + 8 + 16 + 4 + 4 + 2);
+        CmMessage.Type type = CmMessage.Type.values()[in.get()];
+        int qpn = in.getInt();
+        long psn = in.getLong();
         byte[] gid = new byte[16];
-        in.readFully(gid);
-        int port = in.readInt();
-        int status = in.readInt();
-        byte[] privateData = new byte[in.readUnsignedShort()];
-        in.readFully(privateData);
+        in.get(gid);
+        int port = in.getInt();
+        int status = in.getInt();
+        byte[] privateData = new byte[Short.toUnsignedInt(in.getShort())];
+        readBytes(privateData);
         return new CmMessage(type, qpn, psn, gid, port, status, privateData, readAddress(), readAddress());
     }
 
     private void writeAddress(InetSocketAddress a) throws IOException {
         if (a == null) {
-            out.writeByte(0);
+            room(1);
+            out.put((byte) 0);
             return;
         }
         byte[] ip = a.getAddress().getAddress();
-        out.writeByte(ip.length);
-        out.write(ip);
-        out.writeInt(a.getPort());
+        room(1 + ip.length + 4);
+        out.put((byte) ip.length).put(ip).putInt(a.getPort());
     }
 
     private InetSocketAddress readAddress() throws IOException {
-        int n = in.readByte();
+        int n = readByte();
         if (n == 0) {
             return null;
         }
         byte[] ip = new byte[n];
-        in.readFully(ip);
-        return new InetSocketAddress(InetAddress.getByAddress(ip), in.readInt());
+        readBytes(ip);
+        need(4);
+        return new InetSocketAddress(InetAddress.getByAddress(ip), in.getInt());
+    }
+
+    // ---------------------------------------------------------------- buffered channel I/O
+
+    /** Makes room for {@code n} more bytes in the output buffer (n is at most its capacity). */
+    private void room(int n) throws IOException {
+        if (out.remaining() < n) {
+            flush();
+        }
+    }
+
+    private void writeBytes(byte[] bytes) throws IOException {
+        if (bytes.length > out.capacity()) {
+            flush();
+            ByteBuffer whole = ByteBuffer.wrap(bytes);
+            while (whole.hasRemaining()) {
+                channel.write(whole);
+            }
+            return;
+        }
+        room(bytes.length);
+        out.put(bytes);
+    }
+
+    private void flush() throws IOException {
+        out.flip();
+        while (out.hasRemaining()) {
+            channel.write(out);
+        }
+        out.clear();
+    }
+
+    /** Reads until at least {@code n} bytes (at most the buffer's capacity) wait in the input buffer. */
+    private void need(int n) throws IOException {
+        if (in.remaining() >= n) {
+            return;
+        }
+        in.compact();
+        try {
+            while (in.position() < n) {
+                if (channel.read(in) < 0) {
+                    throw new EOFException();
+                }
+            }
+        } finally {
+            in.flip();
+        }
+    }
+
+    private int readByte() throws IOException {
+        need(1);
+        return in.get();
+    }
+
+    private void readBytes(byte[] into) throws IOException {
+        int offset = 0;
+        while (offset < into.length) {
+            need(Math.min(into.length - offset, in.capacity()));
+            int chunk = Math.min(into.length - offset, in.remaining());
+            in.get(into, offset, chunk);
+            offset += chunk;
+        }
     }
 
     private void shutdown() {
