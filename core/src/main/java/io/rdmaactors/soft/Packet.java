@@ -1,6 +1,7 @@
 package io.rdmaactors.soft;
 
 import io.rdmaactors.verbs.SendOpcode;
+import java.nio.ByteBuffer;
 
 /**
  * A transport packet between soft QPs: a request from a requester, or a response from a responder.
@@ -9,9 +10,12 @@ import io.rdmaactors.verbs.SendOpcode;
  * @param status for NAK_ERROR the WcStatus code the requester completes with; for NAK_RNR the
  *               responder's RNR delay in nanoseconds
  * @param port   the responder port the packet is addressed to (its path's destination)
+ * @param data   the payload from its position to its limit, or null; read it with absolute gets. A
+ *               packet read from a TCP link is a view of the link's buffer, valid until the
+ *               handler it was given to returns.
  */
 record Packet(Kind kind, long psn, int opcode, int flags, int immData, long remoteAddress, int rkey, int length,
-              long compareAdd, long swap, long status, int port, byte[] data) {
+              long compareAdd, long swap, long status, int port, ByteBuffer data) {
 
     enum Kind { REQUEST, ACK, NAK_RNR, NAK_ERROR, READ_RESPONSE, ATOMIC_RESPONSE }
 
@@ -36,7 +40,7 @@ record Packet(Kind kind, long psn, int opcode, int flags, int immData, long remo
     }
 
     static Packet readResponse(long psn, byte[] data) {
-        return new Packet(Kind.READ_RESPONSE, psn, 0, 0, 0, 0, 0, data.length, 0, 0, 0, 0, data);
+        return new Packet(Kind.READ_RESPONSE, psn, 0, 0, 0, 0, 0, data.length, 0, 0, 0, 0, ByteBuffer.wrap(data));
     }
 
     static Packet atomicResponse(long psn, long original) {

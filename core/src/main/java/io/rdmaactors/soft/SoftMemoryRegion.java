@@ -66,12 +66,17 @@ final class SoftMemoryRegion extends SoftResource implements MemoryRegion {
         return len >= 0 && addr >= address && addr + len <= address + memory.capacity();
     }
 
+    /** The bytes [addr, addr+len) where they lie, for a payload read when it is sent. */
+    ByteBuffer view(long addr, int len) {
+        return memory.slice((int) (addr - address), len);
+    }
+
     void read(long addr, byte[] dst, int off, int len) {
         memory.get((int) (addr - address), dst, off, len);
     }
 
-    void write(long addr, byte[] src, int off, int len) {
-        memory.put((int) (addr - address), src, off, len);
+    void write(long addr, ByteBuffer src, int srcIndex, int len) {
+        memory.put((int) (addr - address), src, srcIndex, len);
     }
 
     long getLong(long addr) {

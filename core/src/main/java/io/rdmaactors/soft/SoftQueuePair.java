@@ -56,11 +56,11 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
         960, 1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840,
         245760, 327680, 491520};
 
-    /** A send work request on its way: gathered payload, PSN once transmitted. */
+    /** A send work request on its way: its payload (see {@link #payload}), PSN once transmitted. */
     private static final class SendWqe {
         final SendWorkRequest wr;
         final long seq;
-        byte[] payload;
+        ByteBuffer payload;
         long psn;
         int rnrAttempts;
 
@@ -457,7 +457,7 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
                 SendWqe w = new SendWqe(requests[i], nextSeq);
                 if (requests[i].has(SendFlag.INLINE)) {
                     // inline data is copied at post time: the caller may reuse its buffer at once
-                    w.payload = gather(requests[i].sgList());
+                    w.payload = payload(requests[i].sgList(), true);
                     if (w.payload == null) {
                         throw new PostException(new InvalidRequestException("ibv_post_send",
                                 "inline data must lie in registered memory"), i);
@@ -574,7 +574,7 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
             while (!pending.isEmpty() && !rnrWait && state == QpState.RTS) {
                 SendWqe w = pending.poll();
                 if (w.payload == null && needsPayload(w.wr.opcode())) {
-                    w.payload = gather(w.wr.sgList());
+                    w.payload = payload(w.wr.sgList(), false);
                     if (w.payload == null) {
                         pushSend(w, WcStatus.LOC_PROT_ERR, 0);
                         enterError();
@@ -668,17 +668,15 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
                     SendWqe head = inflight.peek();
                     if (head != null && head.psn == r.psn()) {
                         inflight.poll();
-                        byte[] data = r.data();
-                        if (r.kind() == Packet.Kind.ATOMIC_RESPONSE) {
-                            data = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder())
-                                    .putLong(r.compareAdd()).array();
-                        }
+                        ByteBuffer data = r.kind() == Packet.Kind.ATOMIC_RESPONSE
+                                ? ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, r.compareAdd())
+                                : r.data();
                         if (!scatter(head.wr.sgList(), data)) {
                             pushSend(head, WcStatus.LOC_PROT_ERR, 0);
                             enterError();
                             return;
                         }
-                        pushSend(head, WcStatus.SUCCESS, data.length);
+                        pushSend(head, WcStatus.SUCCESS, data.remaining());
                     }
                     break;
                 case NAK_RNR:
@@ -823,7 +821,7 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
     private void sendDatagram(SendWqe w) {
         SendWorkRequest.UdDestination dest = w.wr.destination();
         AddressVector av = dest.addressHandle().addressVector();
-        if (w.payload.length > Math.min(pathMtu, SoftDevice.MTU)) {
+        if (w.payload.remaining() > Math.min(pathMtu, SoftDevice.MTU)) {
             pushSend(w, WcStatus.LOC_LEN_ERR, 0);
             return;
         }
@@ -900,7 +898,7 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
                 if (recv == null) {
                     return Packet.rnrNak(p.psn(), RNR_TIMER_MICROS[minRnrTimer] * 1000L);
                 }
-                if (p.data().length > recv.totalLength()) {
+                if (p.data().remaining() > recv.totalLength()) {
                     pushRecv(WorkCompletion.error(recv.wrId(), WcStatus.LOC_LEN_ERR, qpn), false);
                     responderError(null);
                     return Packet.errorNak(p.psn(), WcStatus.REM_INV_REQ_ERR.code());
@@ -911,14 +909,14 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
                     return Packet.errorNak(p.psn(), WcStatus.REM_OP_ERR.code());
                 }
                 boolean imm = (p.flags() & Packet.WITH_IMM) != 0;
-                pushRecv(new WorkCompletion(recv.wrId(), WcStatus.SUCCESS, WcOpcode.RECV, 0, p.data().length,
+                pushRecv(new WorkCompletion(recv.wrId(), WcStatus.SUCCESS, WcOpcode.RECV, 0, p.data().remaining(),
                         imm ? p.immData() : 0, imm ? WorkCompletion.WITH_IMM : 0, qpn, 0),
                         (p.flags() & Packet.SOLICITED) != 0);
                 return Packet.ack(p.psn());
             }
             case RDMA_WRITE:
             case RDMA_WRITE_WITH_IMM: {
-                int len = p.data().length;
+                int len = p.data().remaining();
                 SoftMemoryRegion mr = remoteRegion(p.rkey(), p.remoteAddress(), len, Access.REMOTE_WRITE);
                 if (mr == null && len > 0) {
                     return accessError(p);
@@ -931,7 +929,7 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
                     }
                 }
                 if (len > 0) {
-                    mr.write(p.remoteAddress(), p.data(), 0, len);
+                    mr.write(p.remoteAddress(), p.data(), p.data().position(), len);
                 }
                 if (recv != null) {
                     pushRecv(new WorkCompletion(recv.wrId(), WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, 0, len,
@@ -1004,7 +1002,7 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
     }
 
     /** A UD datagram for this QP: dropped unless the Q_Key matches and a receive is posted. */
-    void onDatagram(byte[] data, int immFlag, int immData, int srcQpn, byte[] sgid, byte[] dgid, int qkeyUsed) {
+    void onDatagram(ByteBuffer data, int immFlag, int immData, int srcQpn, byte[] sgid, byte[] dgid, int qkeyUsed) {
         recvLock.lock();
         try {
             if (state != QpState.RTR && state != QpState.RTS || qkeyUsed != qkey || !device.ports[portNum - 1].isUp()) {
@@ -1014,16 +1012,17 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
             if (recv == null) {
                 return;
             }
-            if (data.length + GRH_BYTES > recv.totalLength()) {
+            int length = data.remaining();
+            if (length + GRH_BYTES > recv.totalLength()) {
                 pushRecv(WorkCompletion.error(recv.wrId(), WcStatus.LOC_LEN_ERR, qpn), false);
                 return;
             }
-            byte[] full = new byte[GRH_BYTES + data.length];
+            byte[] full = new byte[GRH_BYTES + length];
             full[0] = 0x60; // IPv6 version field: RoCE v2 uses an IPv4 header here, IB a GRH
             System.arraycopy(sgid, 0, full, 8, 16);
             System.arraycopy(dgid, 0, full, 24, 16);
-            System.arraycopy(data, 0, full, GRH_BYTES, data.length);
-            if (!scatter(recv.sgList(), full)) {
+            data.get(data.position(), full, GRH_BYTES, length);
+            if (!scatter(recv.sgList(), ByteBuffer.wrap(full))) {
                 pushRecv(WorkCompletion.error(recv.wrId(), WcStatus.LOC_PROT_ERR, qpn), false);
                 return;
             }
@@ -1036,8 +1035,17 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
 
     // ---------------------------------------------------------------- local memory
 
-    /** Copies the bytes the SGEs name; null when one is not in registered memory of this PD. */
-    private byte[] gather(List<ScatterGatherElement> sgl) {
+    /**
+     * The bytes the SGEs name; null when one is not in registered memory of this PD. One SGE is
+     * read where it lies when the packet goes out, as an HCA reads it by DMA (the poster may not
+     * touch it before the completion); inline data, and several SGEs, are copied now.
+     */
+    private ByteBuffer payload(List<ScatterGatherElement> sgl, boolean copy) {
+        if (!copy && sgl.size() == 1) {
+            ScatterGatherElement sge = sgl.get(0);
+            SoftMemoryRegion mr = localRegion(sge, false);
+            return mr == null ? null : mr.view(sge.address(), sge.length());
+        }
         long total = 0;
         for (ScatterGatherElement sge : sgl) {
             total += sge.length();
@@ -1055,21 +1063,21 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
             mr.read(sge.address(), data, off, sge.length());
             off += sge.length();
         }
-        return data;
+        return ByteBuffer.wrap(data);
     }
 
     /** Writes data across the SGEs; false when one is not writable registered memory of this PD. */
-    private boolean scatter(List<ScatterGatherElement> sgl, byte[] data) {
-        int off = 0;
+    private boolean scatter(List<ScatterGatherElement> sgl, ByteBuffer data) {
+        int off = data.position();
         for (ScatterGatherElement sge : sgl) {
-            if (off >= data.length) {
+            if (off >= data.limit()) {
                 break;
             }
             SoftMemoryRegion mr = localRegion(sge, true);
             if (mr == null) {
                 return false;
             }
-            int n = Math.min(sge.length(), data.length - off);
+            int n = Math.min(sge.length(), data.limit() - off);
             mr.write(sge.address(), data, off, n);
             off += n;
         }

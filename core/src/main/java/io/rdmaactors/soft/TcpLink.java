@@ -149,12 +149,12 @@ final class TcpLink {
     }
 
     private void writePacket(Packet p) throws IOException {
-        byte[] data = p.data();
+        ByteBuffer data = p.data();
         room(PACKET_HEADER);
         out.put((byte) 0).put((byte) p.kind().ordinal()).putLong(p.psn()).put((byte) p.opcode()).putInt(p.flags())
                 .putInt(p.immData()).putLong(p.remoteAddress()).putInt(p.rkey()).putInt(p.length())
                 .putLong(p.compareAdd()).putLong(p.swap()).putLong(p.status()).put((byte) p.port())
-                .putInt(data == null ? -1 : data.length);
+                .putInt(data == null ? -1 : data.remaining());
         if (data != null) {
             writeBytes(data);
         }
@@ -178,10 +178,16 @@ final class TcpLink {
         long status = in.getLong();
         int port = in.get();
         int n = in.getInt();
-        byte[] data = null;
-        if (n >= 0) {
-            data = new byte[n];
-            readBytes(data);
+        ByteBuffer data = null;
+        if (n > in.capacity()) {
+            byte[] large = new byte[n];
+            readBytes(large);
+            data = ByteBuffer.wrap(large);
+        } else if (n >= 0) {
+            // a view of the input buffer: the payload goes from the socket to its MR in one copy
+            need(n);
+            data = in.slice(in.position(), n);
+            in.position(in.position() + n);
         }
         return new Packet(kind, psn, opcode, flags, imm, remoteAddress, rkey, length, compareAdd, swap, status, port,
                 data);
@@ -191,7 +197,7 @@ final class TcpLink {
         room(1 + 1 + 4 + 8 + 16 + 4 + 4 + 2);
         out.put((byte) 1).put((byte) m.type().ordinal()).putInt(m.qpn()).putLong(m.psn()).put(m.gid())
                 .putInt(m.port()).putInt(m.status()).putShort((short) m.privateData().length);
-        writeBytes(m.privateData());
+        writeBytes(ByteBuffer.wrap(m.privateData()));
         writeAddress(m.source());
         writeAddress(m.destination());
     }
@@ -241,17 +247,20 @@ final class TcpLink {
         }
     }
 
-    private void writeBytes(byte[] bytes) throws IOException {
-        if (bytes.length > out.capacity()) {
+    /** Writes the bytes from the position to the limit, leaving the buffer as it was. */
+    private void writeBytes(ByteBuffer bytes) throws IOException {
+        int n = bytes.remaining();
+        if (n > out.capacity()) {
             flush();
-            ByteBuffer whole = ByteBuffer.wrap(bytes);
+            ByteBuffer whole = bytes.duplicate();
             while (whole.hasRemaining()) {
                 channel.write(whole);
             }
             return;
         }
-        room(bytes.length);
-        out.put(bytes);
+        room(n);
+        out.put(out.position(), bytes, bytes.position(), n);
+        out.position(out.position() + n);
     }
 
     private void flush() throws IOException {
