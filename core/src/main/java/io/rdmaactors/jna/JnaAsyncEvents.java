@@ -28,7 +28,7 @@ final class JnaAsyncEvents implements EventSource<AsyncEvent> {
     public AsyncEvent await(Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         do {
-            device.checkAlive("ibv_get_async_event");
+            device.checkOpen("ibv_get_async_event");
             if (!waiter.await(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())), "ibv_get_async_event")) {
                 return null;
             }
@@ -49,6 +49,9 @@ final class JnaAsyncEvents implements EventSource<AsyncEvent> {
             throw NativeLibraries.failure("ibv_get_async_event", errno);
         }
         AsyncEventType type = AsyncEventType.fromCode(event.event_type);
+        if (type == AsyncEventType.DEVICE_FATAL) {
+            device.removed();
+        }
         long element = event.element;
         if (type == null) {
             element = 0;

@@ -33,6 +33,8 @@ final class JnaDevice implements Device {
     private final String name;
     private volatile JnaAsyncEvents asyncEvents;
     private volatile boolean alive = true;
+    /** DEVICE_FATAL arrived: nothing new can be made on the device; its async events still drain. */
+    private volatile boolean removed;
     /** QP numbers are the device's: completions name their QP by number. */
     private final Map<Integer, JnaQueuePair> queuePairs = new ConcurrentHashMap<>();
 
@@ -62,10 +64,22 @@ final class JnaDevice implements Device {
     }
 
     void checkAlive(String call) {
+        checkOpen(call);
+        if (removed) {
+            throw new ResourceClosedException(call, "device " + name + " was removed (DEVICE_FATAL)");
+        }
+    }
+
+    /** Open: not closed by the fabric, though perhaps removed. */
+    void checkOpen(String call) {
         fabric.checkOpen(call);
         if (!alive) {
             throw new ResourceClosedException(call, "device " + name + " is closed");
         }
+    }
+
+    void removed() {
+        removed = true;
     }
 
     @Override
@@ -170,7 +184,7 @@ final class JnaDevice implements Device {
 
     @Override
     public synchronized EventSource<AsyncEvent> asyncEvents() {
-        checkAlive("ibv_get_async_event");
+        checkOpen("ibv_get_async_event");
         if (asyncEvents == null) {
             asyncEvents = new JnaAsyncEvents(this);
         }
@@ -179,7 +193,7 @@ final class JnaDevice implements Device {
 
     @Override
     public boolean isAlive() {
-        return alive;
+        return alive && !removed;
     }
 
     /** The fabric closes: stop the async event source; librdmacm closes the context. */
