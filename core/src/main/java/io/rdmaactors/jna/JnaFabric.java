@@ -1,15 +1,19 @@
 package io.rdmaactors.jna;
 
+import com.sun.jna.Native;
 import com.sun.jna.Pointer;
+import io.rdmaactors.verbs.AddressInfo;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.Device;
 import io.rdmaactors.verbs.EventChannel;
 import io.rdmaactors.verbs.Fabric;
 import io.rdmaactors.verbs.InvalidRequestException;
 import io.rdmaactors.verbs.PortSpace;
+import io.rdmaactors.verbs.QpType;
 import io.rdmaactors.verbs.ResourceClosedException;
 import io.rdmaactors.verbs.ResourceKind;
 import io.rdmaactors.verbs.ResourceLedger;
+import io.rdmaactors.verbs.VerbsException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -92,6 +96,49 @@ final class JnaFabric implements Fabric {
         checkOpen("rdma_create_id");
         return JnaEventChannel.of(channel, "rdma_create_id").createId(portSpace);
     }
+
+    @Override
+    public List<AddressInfo> addressInfo(String node, String service, boolean passive, PortSpace portSpace) {
+        checkOpen("rdma_getaddrinfo");
+        RdmaAddrinfo hints = new RdmaAddrinfo();
+        hints.ai_flags = passive ? RdmaAddrinfo.RAI_PASSIVE : 0;
+        hints.ai_family = RdmaAddrinfo.AF_INET;
+        hints.ai_qp_type = (portSpace == PortSpace.UDP ? QpType.UD : QpType.RC).code();
+        hints.ai_port_space = portSpace.code();
+        long[] result = new long[1];
+        int rc = Rdmacm.rdma_getaddrinfo(node, service, hints, result);
+        if (rc != 0) {
+            throw addressInfoFailure(rc, node, service);
+        }
+        List<AddressInfo> answers = new ArrayList<>();
+        try {
+            for (long at = result[0]; at != 0; at = new Pointer(at).getLong(RdmaAddrinfo.NEXT)) {
+                Pointer ai = new Pointer(at);
+                answers.add(new AddressInfo(SocketAddresses.decode(ai.getLong(RdmaAddrinfo.SRC_ADDR)),
+                        SocketAddresses.decode(ai.getLong(RdmaAddrinfo.DST_ADDR)), portSpace,
+                        ai.getInt(RdmaAddrinfo.QP_TYPE) == QpType.UD.code() ? QpType.UD : QpType.RC));
+            }
+        } finally {
+            Rdmacm.rdma_freeaddrinfo(result[0]);
+        }
+        return answers;
+    }
+
+    /** rdma_getaddrinfo passes getaddrinfo's EAI_* codes through; its own failures set errno. */
+    private static VerbsException addressInfoFailure(int rc, String node, String service) {
+        String what = "cannot resolve node " + node + ", service " + service + ": ";
+        if (rc == -1 || rc == EAI_SYSTEM) {
+            int errno = Native.getLastError();
+            return VerbsException.of("rdma_getaddrinfo", errno, what + LibC.strerror(errno));
+        }
+        int errno = rc == EAI_AGAIN ? VerbsException.EAGAIN : rc == EAI_MEMORY ? VerbsException.ENOMEM
+                : VerbsException.ENOENT;
+        return new VerbsException("rdma_getaddrinfo", errno, what + LibC.gai_strerror(rc));
+    }
+
+    private static final int EAI_AGAIN = -3;
+    private static final int EAI_MEMORY = -10;
+    private static final int EAI_SYSTEM = -11;
 
     @Override
     public ResourceLedger ledger() {

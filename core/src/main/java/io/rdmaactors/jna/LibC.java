@@ -1,6 +1,6 @@
 package io.rdmaactors.jna;
 
-/** The few libc calls the event sources need: non-blocking fds, poll and an eventfd wake-up. */
+/** The few libc calls the provider needs: non-blocking fds, poll, an eventfd wake-up, error texts. */
 final class LibC {
 
     static final int F_GETFL = 3;
@@ -27,4 +27,6 @@ final class LibC {
     static native int close(int fd);
 
     static native String strerror(int errno);
+
+    static native String gai_strerror(int code);
 }

@@ -47,4 +47,9 @@ final class Rdmacm {
     static native int rdma_join_multicast(long id, byte[] address, long context);
 
     static native int rdma_leave_multicast(long id, byte[] address);
+
+    /** Returns 0, -1 with errno, or a getaddrinfo EAI_* code. */
+    static native int rdma_getaddrinfo(String node, String service, RdmaAddrinfo hints, long[] result);
+
+    static native void rdma_freeaddrinfo(long result);
 }

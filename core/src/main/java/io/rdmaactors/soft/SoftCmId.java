@@ -207,7 +207,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         state = State.LISTEN;
     }
 
-    private static InetAddress wildcard() {
+    static InetAddress wildcard() {
         return new InetSocketAddress(0).getAddress();
     }
 

@@ -1,5 +1,6 @@
 package io.rdmaactors.soft;
 
+import io.rdmaactors.verbs.AddressInfo;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.Device;
 import io.rdmaactors.verbs.EventChannel;
@@ -7,9 +8,14 @@ import io.rdmaactors.verbs.Fabric;
 import io.rdmaactors.verbs.FaultInjector;
 import io.rdmaactors.verbs.InvalidRequestException;
 import io.rdmaactors.verbs.PortSpace;
+import io.rdmaactors.verbs.QpType;
 import io.rdmaactors.verbs.ResourceClosedException;
 import io.rdmaactors.verbs.ResourceLedger;
+import io.rdmaactors.verbs.VerbsException;
+import java.net.Inet4Address;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -102,6 +108,40 @@ public final class SoftFabric implements Fabric {
             throw new InvalidRequestException("rdma_create_id", "the soft fabric has the TCP and UDP port spaces");
         }
         return new SoftCmId(this, SoftEventChannel.of(channel, "rdma_create_id"), portSpace);
+    }
+
+    /** Numeric services only; the first IPv4 address of the node, as rdma_getaddrinfo answers once. */
+    @Override
+    public List<AddressInfo> addressInfo(String node, String service, boolean passive, PortSpace portSpace) {
+        checkOpen("rdma_getaddrinfo");
+        int port;
+        try {
+            port = Integer.parseInt(service);
+        } catch (NumberFormatException e) {
+            port = -1;
+        }
+        if (port < 0 || port > 65535) {
+            throw new VerbsException("rdma_getaddrinfo", VerbsException.ENOENT, "service " + service
+                    + " is not a port number (the soft fabric knows no service names)");
+        }
+        InetAddress address;
+        if (node == null) {
+            if (!passive) {
+                throw new VerbsException("rdma_getaddrinfo", VerbsException.ENOENT, "no node to connect to");
+            }
+            address = SoftCmId.wildcard();
+        } else {
+            try {
+                address = Arrays.stream(InetAddress.getAllByName(node)).filter(a -> a instanceof Inet4Address)
+                        .findFirst().orElseThrow(() -> new UnknownHostException("no IPv4 address"));
+            } catch (UnknownHostException e) {
+                throw new VerbsException("rdma_getaddrinfo", VerbsException.ENOENT, "cannot resolve node " + node
+                        + ": " + e.getMessage(), e);
+            }
+        }
+        InetSocketAddress resolved = new InetSocketAddress(address, port);
+        return List.of(new AddressInfo(passive ? resolved : null, passive ? null : resolved, portSpace,
+                portSpace == PortSpace.UDP ? QpType.UD : QpType.RC));
     }
 
     @Override

@@ -25,6 +25,17 @@ public interface Fabric extends AutoCloseable {
     /** A new CM id on {@code channel} ({@code rdma_create_id}). */
     CmId createCmId(EventChannel channel, PortSpace portSpace);
 
+    /**
+     * Resolves a node and service to IPv4 RDMA addresses ({@code rdma_getaddrinfo}). Passive: the
+     * addresses to bind and listen on ({@code node} null: every local address); otherwise the
+     * destinations to connect to. The QP type is RC for the TCP port space, UD for UDP.
+     *
+     * @param node    a host name or address, or null with {@code passive}
+     * @param service a port number (the jna provider also takes service names)
+     * @throws VerbsException naming {@code rdma_getaddrinfo} when nothing resolves
+     */
+    List<AddressInfo> addressInfo(String node, String service, boolean passive, PortSpace portSpace);
+
     /** Live resources by kind: every create counts up, every close counts down. */
     ResourceLedger ledger();
 

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmaactors.cm.CmEvent;
+import io.rdmaactors.verbs.AddressInfo;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.ConnectionParameters;
 import io.rdmaactors.verbs.EventChannel;
@@ -18,15 +19,18 @@ import io.rdmaactors.verbs.InvalidRequestException;
 import io.rdmaactors.verbs.MemoryRegion;
 import io.rdmaactors.verbs.PortSpace;
 import io.rdmaactors.verbs.QpState;
+import io.rdmaactors.verbs.QpType;
 import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.ResourceBusyException;
 import io.rdmaactors.verbs.SendWorkRequest;
+import io.rdmaactors.verbs.VerbsException;
 import io.rdmaactors.verbs.WcStatus;
 import io.rdmaactors.verbs.WorkCompletion;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.util.Arrays;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The communication manager: resolution, connection setup with private data, rejects, teardown. */
@@ -70,6 +74,35 @@ public abstract class CmConformance extends FabricConformance {
         for (int i = sent.length; i < received.length; i++) {
             assertEquals(0, received[i], "padding byte " + i);
         }
+    }
+
+    @Test
+    void passiveAddressInfoNamesWhereToListen() {
+        List<AddressInfo> answers = fabric.addressInfo(null, "7471", true, PortSpace.TCP);
+        assertFalse(answers.isEmpty());
+        AddressInfo first = answers.get(0);
+        assertEquals(new InetSocketAddress("0.0.0.0", 7471), first.source());
+        assertNull(first.destination());
+        assertEquals(PortSpace.TCP, first.portSpace());
+        assertEquals(QpType.RC, first.qpType());
+    }
+
+    @Test
+    void activeAddressInfoNamesTheDestination() {
+        AddressInfo rc = fabric.addressInfo("127.0.0.1", "7471", false, PortSpace.TCP).get(0);
+        assertEquals(new InetSocketAddress("127.0.0.1", 7471), rc.destination());
+        assertEquals(QpType.RC, rc.qpType());
+        AddressInfo ud = fabric.addressInfo("localhost", "7472", false, PortSpace.UDP).get(0);
+        assertEquals(new InetSocketAddress("127.0.0.1", 7472), ud.destination());
+        assertEquals(PortSpace.UDP, ud.portSpace());
+        assertEquals(QpType.UD, ud.qpType());
+    }
+
+    @Test
+    void addressInfoForAnUnknownServiceIsATypedError() {
+        VerbsException e = assertThrows(VerbsException.class,
+                () -> fabric.addressInfo("127.0.0.1", "no-such-rdma-service", false, PortSpace.TCP));
+        assertEquals("rdma_getaddrinfo", e.call());
     }
 
     @Test

@@ -52,7 +52,8 @@ class StructLayoutTest {
             new Mirror(new RdmaCmId(), "struct rdma_cm_id", false),
             new Mirror(new RdmaConnParam(), "struct rdma_conn_param", true),
             new Mirror(new RdmaUdParam(), "struct rdma_ud_param", true),
-            new Mirror(new RdmaCmEvent(), "struct rdma_cm_event", true));
+            new Mirror(new RdmaCmEvent(), "struct rdma_cm_event", true),
+            new Mirror(new RdmaAddrinfo(), "struct rdma_addrinfo", true));
 
     @TempDir
     Path dir;
