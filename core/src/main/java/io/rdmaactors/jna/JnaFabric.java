@@ -26,6 +26,11 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class JnaFabric implements Fabric {
 
+    /** getaddrinfo's codes that name an errno. */
+    private static final int EAI_AGAIN = -3;
+    private static final int EAI_MEMORY = -10;
+    private static final int EAI_SYSTEM = -11;
+
     /** Destroy order on shutdown: QP, AH, SRQ, CQ, channel, MR, PD, CM id, event channel. */
     private static final List<ResourceKind> TEARDOWN = List.of(ResourceKind.MULTICAST_MEMBERSHIP,
             ResourceKind.QUEUE_PAIR, ResourceKind.ADDRESS_HANDLE, ResourceKind.SHARED_RECEIVE_QUEUE,
@@ -135,10 +140,6 @@ final class JnaFabric implements Fabric {
                 : VerbsException.ENOENT;
         return new VerbsException("rdma_getaddrinfo", errno, what + LibC.gai_strerror(rc));
     }
-
-    private static final int EAI_AGAIN = -3;
-    private static final int EAI_MEMORY = -10;
-    private static final int EAI_SYSTEM = -11;
 
     @Override
     public ResourceLedger ledger() {

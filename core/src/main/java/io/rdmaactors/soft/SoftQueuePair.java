@@ -56,7 +56,7 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
         960, 1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840,
         245760, 327680, 491520};
 
-    /** A send work request on its way: its payload (see {@link #payload}), PSN once transmitted. */
+    /** A send work request on its way: its payload, PSN once transmitted. */
     private static final class SendWqe {
         final SendWorkRequest wr;
         final long seq;
