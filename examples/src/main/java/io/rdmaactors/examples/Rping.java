@@ -2,6 +2,7 @@ package io.rdmaactors.examples;
 
 import io.rdmaactors.cm.CmEvent;
 import io.rdmaactors.verbs.Access;
+import io.rdmaactors.verbs.AddressInfo;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.ConnectionParameters;
@@ -165,7 +166,11 @@ public final class Rping implements Callable<Integer> {
         boolean loopback = server == client;
         try (Fabric fabric = Fabric.open(fabricName, Map.of())) {
             EventChannel events = fabric.createEventChannel();
-            InetSocketAddress where = new InetSocketAddress(address, loopback ? 0 : port);
+            // resolved as rping resolves it: getaddrinfo, passive for the side that listens
+            boolean passive = server || loopback;
+            AddressInfo resolved = fabric.addressInfo(address, String.valueOf(loopback ? 0 : port), passive,
+                    PortSpace.TCP).get(0);
+            InetSocketAddress where = passive ? resolved.source() : resolved.destination();
             CmId listener = null;
             Thread serving = null;
             String[] serverFailure = new String[1];
