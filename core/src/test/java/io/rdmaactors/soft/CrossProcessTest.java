@@ -127,6 +127,23 @@ class CrossProcessTest {
                 }
             }
 
+            // one message larger than a link's buffer each way: a 512 KiB write, read back whole
+            int large = SoftPeerProcess.REGION / 4;
+            for (int b = 0; b < large; b++) {
+                mem.put(b, (byte) (b * 7 + 1));
+            }
+            qp.postSend(SendWorkRequest.write(8, remoteAddress + writeBase, rkey, local.sge(0, large)));
+            assertEquals(WcStatus.SUCCESS, awaitSend(cq).status());
+            qp.postSend(SendWorkRequest.read(9, remoteAddress + writeBase, rkey, local.sge(large, large)));
+            WorkCompletion whole = awaitSend(cq);
+            assertEquals(WcStatus.SUCCESS, whole.status());
+            assertEquals(large, whole.byteLen());
+            for (int b = 0; b < large; b++) {
+                if (mem.get(large + b) != (byte) (b * 7 + 1)) {
+                    fail("the large write read back wrong at byte " + b);
+                }
+            }
+
             // outstanding receives, then SIGKILL
             Set<Long> outstanding = new HashSet<>();
             for (long w = 100_000; w < 100_016; w++) {

@@ -27,7 +27,8 @@ import java.util.EnumSet;
  */
 public final class SoftPeerProcess {
 
-    static final int REGION = 1 << 17;
+    /** 2 MiB: room for a message larger than a TCP link's 256 KiB buffer. */
+    static final int REGION = 1 << 21;
     static final int SLOT = 4096;
     static final int SLOTS = 32;
 
