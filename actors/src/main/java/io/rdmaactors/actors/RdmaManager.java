@@ -4,10 +4,10 @@ import io.rdmaactors.verbs.Device;
 import io.rdmaactors.verbs.Fabric;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
-import org.apache.pekko.actor.typed.PreRestart;
 import org.apache.pekko.actor.typed.Props;
 import org.apache.pekko.actor.typed.SupervisorStrategy;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
@@ -18,7 +18,9 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
 /**
  * The entry point: opens the configured fabric, runs one {@link DeviceActor} per device and the
  * {@link CmEventActor} of the CM event channel, and hands Listen and Connect to it. It may restart:
- * its children stop, the fabric is closed, and the new incarnation opens it again.
+ * its children stop, freeing what they own, then the new incarnation closes the old fabric and
+ * opens a new one. (PreRestart comes before the children stop: closing the fabric there would pull
+ * resources from under actors still running.)
  */
 final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
 
@@ -26,7 +28,13 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
     private final ActorRef<CmEventActor.Command> cmEvents;
 
     static Behavior<RdmaProtocol.ManagerCommand> create(RdmaSettings settings) {
+        // the fabric of the incarnation that failed, closed by the next one once its children stopped
+        AtomicReference<Fabric> previous = new AtomicReference<>();
         return Behaviors.supervise(Behaviors.setup((ActorContext<RdmaProtocol.ManagerCommand> ctx) -> {
+            Fabric old = previous.getAndSet(null);
+            if (old != null) {
+                old.close();
+            }
             Fabric fabric;
             try {
                 fabric = Fabric.open(settings.fabric(), settings.fabricOptions());
@@ -34,6 +42,7 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
                 ctx.getLog().error("rdma-actors cannot open the {} fabric", settings.fabric(), e);
                 return unavailable(e);
             }
+            previous.set(fabric);
             return new RdmaManager(ctx, settings, fabric);
         })).onFailure(SupervisorStrategy.restart());
     }
@@ -89,13 +98,10 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
                     g.replyTo().tell(fabric);
                     return this;
                 })
-                .onSignal(PostStop.class, s -> closeFabric())
-                .onSignal(PreRestart.class, s -> closeFabric())
+                .onSignal(PostStop.class, s -> {
+                    fabric.close();
+                    return this;
+                })
                 .build();
-    }
-
-    private Behavior<RdmaProtocol.ManagerCommand> closeFabric() {
-        fabric.close();
-        return this;
     }
 }
