@@ -155,10 +155,21 @@ final class TcpLink {
                 .putInt(p.immData()).putLong(p.remoteAddress()).putInt(p.rkey()).putInt(p.length())
                 .putLong(p.compareAdd()).putLong(p.swap()).putLong(p.status()).put((byte) p.port())
                 .putInt(data == null ? -1 : data.remaining());
-        if (data != null) {
+        if (data != null && data.isDirect() && data.remaining() >= DIRECT_PAYLOAD) {
+            // a large payload in registered memory goes from there to the socket, not through out
+            out.flip();
+            ByteBuffer[] both = {out, data.duplicate()};
+            while (both[0].hasRemaining() || both[1].hasRemaining()) {
+                channel.write(both);
+            }
+            out.clear();
+        } else if (data != null) {
             writeBytes(data);
         }
     }
+
+    /** From this size a direct payload skips the output buffer. */
+    private static final int DIRECT_PAYLOAD = 16 << 10;
 
     /** Tag, kind, psn, opcode, flags, imm, address, rkey, length, compare/add, swap, status, port, data length. */
     private static final int PACKET_HEADER = 1 + 1 + 8 + 1 + 4 + 4 + 8 + 4 + 4 + 8 + 8 + 8 + 1 + 4;
