@@ -39,8 +39,8 @@ record Packet(Kind kind, long psn, int opcode, int flags, int immData, long remo
         return new Packet(Kind.NAK_ERROR, psn, 0, 0, 0, 0, 0, 0, 0, 0, wcStatus, 0, null);
     }
 
-    static Packet readResponse(long psn, byte[] data) {
-        return new Packet(Kind.READ_RESPONSE, psn, 0, 0, 0, 0, 0, data.length, 0, 0, 0, 0, ByteBuffer.wrap(data));
+    static Packet readResponse(long psn, ByteBuffer data) {
+        return new Packet(Kind.READ_RESPONSE, psn, 0, 0, 0, 0, 0, data.remaining(), 0, 0, 0, 0, data);
     }
 
     static Packet atomicResponse(long psn, long original) {

@@ -942,10 +942,8 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
                 if (mr == null && p.length() > 0) {
                     return accessError(p);
                 }
-                byte[] data = new byte[p.length()];
-                if (p.length() > 0) {
-                    mr.read(p.remoteAddress(), data, 0, data.length);
-                }
+                // read where it lies when the response goes out, as the responder's HCA does
+                ByteBuffer data = p.length() > 0 ? mr.view(p.remoteAddress(), p.length()) : ByteBuffer.allocate(0);
                 return Packet.readResponse(p.psn(), data);
             }
             case ATOMIC_CMP_AND_SWP:
