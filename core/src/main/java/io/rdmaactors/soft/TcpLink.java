@@ -15,8 +15,8 @@ import org.slf4j.LoggerFactory;
  * One RC connection between two processes: a TCP loopback socket carrying CM messages and
  * transport packets. A reader thread hands frames to the endpoint; a writer thread drains an
  * outbox, so a reader never blocks on a full socket (two readers waiting on each other's writes
- * would deadlock). Frames pass through one direct buffer each way, so a 64 KiB payload is copied
- * once between the Java heap and the socket, not through the JDK's temporary direct buffers.
+ * would deadlock). Frames pass through one direct buffer each way, not the JDK's temporary ones;
+ * a large payload in registered memory goes from there to the socket in a gathering write.
  */
 final class TcpLink {
 
@@ -24,6 +24,10 @@ final class TcpLink {
     private static final Object CLOSE = new Object();
     /** Larger than a 64 KiB message plus its header, so several packets leave in one write. */
     private static final int BUFFER = 1 << 18;
+    /** From this size a direct payload skips the output buffer. */
+    private static final int DIRECT_PAYLOAD = 16 << 10;
+    /** Tag, kind, psn, opcode, flags, imm, address, rkey, length, compare/add, swap, status, port, data length. */
+    private static final int PACKET_HEADER = 1 + 1 + 8 + 1 + 4 + 4 + 8 + 4 + 4 + 8 + 8 + 8 + 1 + 4;
 
     /** Who a link delivers to: a listener until a REQ made an id, then that id. */
     interface Endpoint {
@@ -155,24 +159,10 @@ final class TcpLink {
                 .putInt(p.immData()).putLong(p.remoteAddress()).putInt(p.rkey()).putInt(p.length())
                 .putLong(p.compareAdd()).putLong(p.swap()).putLong(p.status()).put((byte) p.port())
                 .putInt(data == null ? -1 : data.remaining());
-        if (data != null && data.isDirect() && data.remaining() >= DIRECT_PAYLOAD) {
-            // a large payload in registered memory goes from there to the socket, not through out
-            out.flip();
-            ByteBuffer[] both = {out, data.duplicate()};
-            while (both[0].hasRemaining() || both[1].hasRemaining()) {
-                channel.write(both);
-            }
-            out.clear();
-        } else if (data != null) {
+        if (data != null) {
             writeBytes(data);
         }
     }
-
-    /** From this size a direct payload skips the output buffer. */
-    private static final int DIRECT_PAYLOAD = 16 << 10;
-
-    /** Tag, kind, psn, opcode, flags, imm, address, rkey, length, compare/add, swap, status, port, data length. */
-    private static final int PACKET_HEADER = 1 + 1 + 8 + 1 + 4 + 4 + 8 + 4 + 4 + 8 + 8 + 8 + 1 + 4;
 
     private Packet readPacket() throws IOException {
         need(PACKET_HEADER - 1);
@@ -261,12 +251,14 @@ final class TcpLink {
     /** Writes the bytes from the position to the limit, leaving the buffer as it was. */
     private void writeBytes(ByteBuffer bytes) throws IOException {
         int n = bytes.remaining();
-        if (n > out.capacity()) {
-            flush();
-            ByteBuffer whole = bytes.duplicate();
-            while (whole.hasRemaining()) {
-                channel.write(whole);
+        if (n > out.capacity() || (bytes.isDirect() && n >= DIRECT_PAYLOAD)) {
+            // too large to stage, or in registered memory: after what out holds, straight to the socket
+            out.flip();
+            ByteBuffer[] both = {out, bytes.duplicate()};
+            while (both[0].hasRemaining() || both[1].hasRemaining()) {
+                channel.write(both);
             }
+            out.clear();
             return;
         }
         room(n);
