@@ -60,19 +60,19 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     private final EventChannel channel;
     private final EventPump<CmEvent> pump;
     private final RdmaSettings settings;
-    private final Map<String, ActorRef<DeviceActor.Command>> devices;
+    private final Devices devices;
     private final Map<Long, Consumer<CmEvent>> routes = new HashMap<>();
     /** Events for requested ids whose agent is not running yet. */
     private final Map<Long, List<CmEvent>> held = new HashMap<>();
 
     /** Runs {@code channel} (created by the caller, so it exists once this returns) and closes it on stop. */
     static Behavior<Command> create(Fabric fabric, EventChannel channel, RdmaSettings settings,
-                                    Map<String, ActorRef<DeviceActor.Command>> devices) {
+                                    Devices devices) {
         return Behaviors.setup(ctx -> new CmEventActor(ctx, fabric, channel, settings, devices));
     }
 
     private CmEventActor(ActorContext<Command> ctx, Fabric fabric, EventChannel channel, RdmaSettings settings,
-                         Map<String, ActorRef<DeviceActor.Command>> devices) {
+                         Devices devices) {
         super(ctx);
         this.fabric = fabric;
         this.settings = settings;
@@ -122,9 +122,10 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
         SrqActor.Shared shared = null;
         if (m.listen().sharedReceiveQueue()) {
             try {
-                SrqActor.Resources resources = new SrqActor.Resources(id.device(), settings);
+                SrqActor.Resources resources = new SrqActor.Resources(id.device(), settings,
+                        devices.poller(id.device()));
                 ActorRef<SrqActor.Command> srq = getContext().spawn(SrqActor.create(resources, getContext().getSelf(),
-                        devices.get(id.device().name())), "srq-" + id.handle(),
+                        devices.actor(id.device()), settings), "srq-" + id.handle(),
                         Props.empty().withDispatcherFromConfig(settings.dispatcher()));
                 shared = new SrqActor.Shared(resources.pd, resources.srq, resources.cq, srq);
             } catch (RuntimeException e) {
@@ -149,7 +150,7 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
 
     private Behavior<Command> onStartMulticast(StartMulticast m) {
         CmId id = fabric.createCmId(channel, PortSpace.UDP);
-        ActorRef<RdmaProtocol.MulticastCommand> member = spawn(MulticastActor.create(id, m.join(), settings),
+        ActorRef<RdmaProtocol.MulticastCommand> member = spawn(MulticastActor.create(id, m.join(), settings, devices),
                 "multicast-" + id.handle(), id.handle());
         routes.put(id.handle(), e -> member.tell(new MulticastActor.Cm(e)));
         return this;
@@ -169,7 +170,7 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     }
 
     private <T> ActorRef<T> spawn(Behavior<T> behavior, String name, long handle) {
-        ActorRef<T> ref = getContext().spawn(behavior, name, Props.empty().withDispatcherFromConfig(settings.dispatcher()));
+        ActorRef<T> ref = getContext().spawn(behavior, name, Props.empty().withDispatcherFromConfig(settings.verbsDispatcher()));
         getContext().watchWith(ref, new Stopped(handle));
         return ref;
     }

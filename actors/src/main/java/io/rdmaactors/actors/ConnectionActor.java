@@ -11,7 +11,6 @@ import io.rdmaactors.cm.AsyncEvent;
 import io.rdmaactors.cm.AsyncEventType;
 import io.rdmaactors.cm.CmEvent;
 import io.rdmaactors.verbs.CmId;
-import io.rdmaactors.verbs.CompletionChannel;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.ConnectionParameters;
 import io.rdmaactors.verbs.Device;
@@ -30,6 +29,7 @@ import java.util.Map;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
+import org.apache.pekko.actor.typed.Props;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
@@ -63,7 +63,7 @@ final class ConnectionActor {
     record SharedReceived(RdmaProtocol.Received received) implements ConnectionCommand {
     }
 
-    record QueuePairStarted(ActorRef<QueuePairActor.Command> qp) implements ConnectionCommand {
+    record QueuePairStarted(ActorRef<ConnectionCommand> qp) implements ConnectionCommand {
     }
 
     private record TimedOut() implements ConnectionCommand {
@@ -72,13 +72,16 @@ final class ConnectionActor {
     private record HandlerTerminated() implements ConnectionCommand {
     }
 
+    private record EstablishedEarly(InetSocketAddress remote, byte[] privateData) {
+    }
+
     private static final Object TIMER = "timeout";
 
     private final ActorContext<ConnectionCommand> ctx;
     private final TimerScheduler<ConnectionCommand> timers;
     private final CmId id;
     private final RdmaSettings settings;
-    private final Map<String, ActorRef<DeviceActor.Command>> devices;
+    private final Devices devices;
     /** The listener's SRQ this connection receives from, or null for its own receive queue. */
     private SrqActor.Shared shared;
     private ActorRef<ConnectionEvent> handler;
@@ -88,8 +91,11 @@ final class ConnectionActor {
     private final List<MemoryRegion> exported = new ArrayList<>();
     private QueuePair qp;
     private ActorRef<CompletionQueueActor.Command> cqActor;
-    private ActorRef<QueuePairActor.Command> qpActor;
-    private final List<QueuePairActor.Command> beforeQueuePair = new ArrayList<>();
+    /** The QP actor: the handler's Connected names it, so data commands skip this actor. */
+    private ActorRef<ConnectionCommand> qpActor;
+    private final List<ConnectionCommand> beforeQueuePair = new ArrayList<>();
+    /** Established before the QP actor started: Connected waits for it. */
+    private EstablishedEarly connectedPending;
     /** SRQ receives that arrived before the handler had Connected. */
     private final List<RdmaProtocol.Received> beforeConnected = new ArrayList<>();
     private DisconnectReason closing;
@@ -97,7 +103,7 @@ final class ConnectionActor {
     private boolean told;
 
     private ConnectionActor(ActorContext<ConnectionCommand> ctx, TimerScheduler<ConnectionCommand> timers, CmId id,
-                            RdmaSettings settings, Map<String, ActorRef<DeviceActor.Command>> devices) {
+                            RdmaSettings settings, Devices devices) {
         this.ctx = ctx;
         this.timers = timers;
         this.id = id;
@@ -108,7 +114,7 @@ final class ConnectionActor {
     // ------------------------------------------------------------------ connector
 
     static Behavior<ConnectionCommand> connector(CmId id, RdmaProtocol.Connect connect, RdmaSettings settings,
-                                                 Map<String, ActorRef<DeviceActor.Command>> devices) {
+                                                 Devices devices) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             ConnectionActor c = new ConnectionActor(ctx, timers, id, settings, devices);
             c.handler = connect.handler();
@@ -137,9 +143,7 @@ final class ConnectionActor {
                             id.connect(ConnectionParameters.of(connect.privateData()));
                         } else if (e instanceof CmEvent.Established est) {
                             timers.cancel(TIMER);
-                            handler.tell(new RdmaProtocol.Connected(ctx.getSelf(), remote, id.localAddress(),
-                                    est.privateData()));
-                            toQueuePair(new QueuePairActor.Open());
+                            tellConnected(remote, est.privateData());
                             return established();
                         } else {
                             ConnectFailure reason = failure(e);
@@ -201,7 +205,7 @@ final class ConnectionActor {
 
     static Behavior<ConnectionCommand> agent(CmId id, byte[] privateData,
                                              ActorRef<RdmaProtocol.ListenerEvent> bindHandler, RdmaSettings settings,
-                                             Map<String, ActorRef<DeviceActor.Command>> devices,
+                                             Devices devices,
                                              SrqActor.Shared shared) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             ConnectionActor c = new ConnectionActor(ctx, timers, id, settings, devices);
@@ -267,11 +271,7 @@ final class ConnectionActor {
                 .onMessage(Cm.class, m -> {
                     if (m.event() instanceof CmEvent.Established) {
                         timers.cancel(TIMER);
-                        handler.tell(new RdmaProtocol.Connected(ctx.getSelf(), id.remoteAddress(), id.localAddress(),
-                                requestData));
-                        toQueuePair(new QueuePairActor.Open());
-                        beforeConnected.forEach(handler::tell);
-                        beforeConnected.clear();
+                        tellConnected(id.remoteAddress(), requestData);
                         return established();
                     }
                     ConnectFailure reason = failure(m.event());
@@ -304,14 +304,10 @@ final class ConnectionActor {
             pd = device.allocateProtectionDomain();
         }
         ProtectionDomain qpPd = protectionDomain();
-        CompletionChannel channel = device.createCompletionChannel();
-        CompletionQueue cq;
-        try {
-            cq = device.createCompletionQueue(settings.sendQueueDepth() + settings.receiveQueueDepth(), channel);
-        } catch (RuntimeException e) {
-            channel.close();
-            throw e;
-        }
+        CompletionPoller poller = devices.poller(device);
+        CompletionQueue cq = device.createCompletionQueue(settings.sendQueueDepth() + settings.receiveQueueDepth(),
+                poller.channel());
+        CompletionPoller.Subscription completions = poller.subscribe(cq);
         QueuePairActor.Buffers buffers;
         try {
             QpInitAttributes attributes = QpInitAttributes.rc(cq, settings.sendQueueDepth(),
@@ -324,15 +320,15 @@ final class ConnectionActor {
         } catch (RuntimeException e) {
             id.destroyQueuePair();
             qp = null;
-            cq.close();
-            channel.close();
+            completions.close();
             throw e;
         }
-        QueuePair created = qp;
-        cqActor = ctx.spawn(CompletionQueueActor.create(cq, channel,
-                (q, c) -> QueuePairActor.create(id, created, qpPd, buffers, handler, ctx.getSelf(), q, c),
-                ctx.getSelf()), "cq");
-        ActorRef<DeviceActor.Command> deviceActor = devices.get(device.name());
+        Behavior<ConnectionCommand> consumer = QueuePairActor.create(qp, buffers, handler, ctx.getSelf(), cq,
+                completions, settings);
+        cqActor = ctx.spawn(CompletionQueueActor.create(id, completions, buffers, consumer,
+                Props.empty().withDispatcherFromConfig(settings.dispatcher()), ctx.getSelf()), "cq",
+                Props.empty().withDispatcherFromConfig(settings.verbsDispatcher()));
+        ActorRef<DeviceActor.Command> deviceActor = devices.actor(device);
         if (deviceActor != null) {
             deviceActor.tell(new DeviceActor.RegisterQp(qp.qpNum(), ctx.getSelf()));
         }
@@ -375,12 +371,28 @@ final class ConnectionActor {
 
     private Behavior<ConnectionCommand> onQueuePairStarted(QueuePairStarted s) {
         qpActor = s.qp();
+        if (connectedPending != null) {
+            tellConnected(connectedPending.remote(), connectedPending.privateData());
+        }
         beforeQueuePair.forEach(qpActor::tell);
         beforeQueuePair.clear();
         return Behaviors.same();
     }
 
-    private void toQueuePair(QueuePairActor.Command command) {
+    /** Connected names the QP actor, so the handler's data commands go straight to it. */
+    private void tellConnected(InetSocketAddress remote, byte[] privateData) {
+        if (qpActor == null) {
+            connectedPending = new EstablishedEarly(remote, privateData);
+            return;
+        }
+        connectedPending = null;
+        handler.tell(new RdmaProtocol.Connected(qpActor, remote, id.localAddress(), privateData));
+        qpActor.tell(new QueuePairActor.Open());
+        beforeConnected.forEach(handler::tell);
+        beforeConnected.clear();
+    }
+
+    private void toQueuePair(ConnectionCommand command) {
         if (qpActor == null) {
             beforeQueuePair.add(command);
         } else {
@@ -392,23 +404,11 @@ final class ConnectionActor {
 
     private Behavior<ConnectionCommand> established() {
         return Behaviors.receive(ConnectionCommand.class)
-                .onMessage(RdmaProtocol.DataCommand.class, c -> {
-                    toQueuePair(new QueuePairActor.Execute(c));
-                    return Behaviors.same();
-                })
+                .onMessage(RdmaProtocol.DataCommand.class, this::dataPath)
+                .onMessage(RdmaProtocol.ResumeWriting.class, this::dataPath)
+                .onMessage(RdmaProtocol.SuspendReading.class, this::dataPath)
+                .onMessage(RdmaProtocol.ResumeReading.class, this::dataPath)
                 .onMessage(RdmaProtocol.Export.class, this::onExport)
-                .onMessage(RdmaProtocol.ResumeWriting.class, r -> {
-                    toQueuePair(new QueuePairActor.ResumeWriting());
-                    return Behaviors.same();
-                })
-                .onMessage(RdmaProtocol.SuspendReading.class, s -> {
-                    toQueuePair(new QueuePairActor.SetReading(true));
-                    return Behaviors.same();
-                })
-                .onMessage(RdmaProtocol.ResumeReading.class, s -> {
-                    toQueuePair(new QueuePairActor.SetReading(false));
-                    return Behaviors.same();
-                })
                 .onMessage(RdmaProtocol.LoadAlternatePath.class, this::onLoadAlternatePath)
                 .onMessage(RdmaProtocol.MigratePath.class, m -> {
                     toQueuePair(new QueuePairActor.ModifyPath(m,
@@ -425,7 +425,11 @@ final class ConnectionActor {
                 .onMessage(HandlerTerminated.class, t -> closeWith(new RdmaProtocol.ErrorClosed(
                         new IllegalStateException("the connection's handler terminated"))))
                 .onMessage(SharedReceived.class, r -> {
-                    handler.tell(r.received());
+                    if (connectedPending != null) {
+                        beforeConnected.add(r.received());
+                    } else {
+                        handler.tell(r.received());
+                    }
                     return Behaviors.same();
                 })
                 .onMessage(Cm.class, m -> onCmWhileOpen(m.event()))
@@ -435,6 +439,12 @@ final class ConnectionActor {
                 .onMessage(ConnectionCommand.class, c -> Behaviors.same())
                 .onSignal(PostStop.class, s -> release())
                 .build();
+    }
+
+    /** Data and flow commands sent here rather than to the QP actor Connected named. */
+    private Behavior<ConnectionCommand> dataPath(ConnectionCommand command) {
+        toQueuePair(command);
+        return Behaviors.same();
     }
 
     private Behavior<ConnectionCommand> onLoadAlternatePath(RdmaProtocol.LoadAlternatePath m) {
@@ -547,7 +557,7 @@ final class ConnectionActor {
             tellDisconnected(new RdmaProtocol.ErrorClosed(new IllegalStateException("rdma-actors stopped")));
         }
         if (qp != null) {
-            ActorRef<DeviceActor.Command> deviceActor = devices.get(id.device() == null ? "" : id.device().name());
+            ActorRef<DeviceActor.Command> deviceActor = devices.actor(id.device());
             if (deviceActor != null) {
                 deviceActor.tell(new DeviceActor.UnregisterQp(qp.qpNum()));
             }

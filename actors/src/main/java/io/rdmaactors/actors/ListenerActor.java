@@ -26,14 +26,14 @@ final class ListenerActor extends AbstractBehavior<RdmaProtocol.ListenerCommand>
     private final CmId id;
     private final ActorRef<RdmaProtocol.ListenerEvent> handler;
     private final RdmaSettings settings;
-    private final Map<String, ActorRef<DeviceActor.Command>> devices;
+    private final Devices devices;
     private final ActorRef<CmEventActor.Command> cmEvents;
     /** The SRQ every accepted connection receives from, or null. */
     private final SrqActor.Shared shared;
 
     static Behavior<RdmaProtocol.ListenerCommand> create(CmId id, ActorRef<RdmaProtocol.ListenerEvent> handler,
                                                          RdmaSettings settings,
-                                                         Map<String, ActorRef<DeviceActor.Command>> devices,
+                                                         Devices devices,
                                                          ActorRef<CmEventActor.Command> cmEvents,
                                                          SrqActor.Shared shared) {
         return Behaviors.setup(ctx -> new ListenerActor(ctx, id, handler, settings, devices, cmEvents, shared));
@@ -41,7 +41,7 @@ final class ListenerActor extends AbstractBehavior<RdmaProtocol.ListenerCommand>
 
     private ListenerActor(ActorContext<RdmaProtocol.ListenerCommand> ctx, CmId id,
                           ActorRef<RdmaProtocol.ListenerEvent> handler, RdmaSettings settings,
-                          Map<String, ActorRef<DeviceActor.Command>> devices, ActorRef<CmEventActor.Command> cmEvents,
+                          Devices devices, ActorRef<CmEventActor.Command> cmEvents,
                           SrqActor.Shared shared) {
         super(ctx);
         this.id = id;

@@ -6,7 +6,6 @@ import io.rdmaactors.cm.CmEvent;
 import io.rdmaactors.cm.UdParameters;
 import io.rdmaactors.verbs.AddressHandle;
 import io.rdmaactors.verbs.CmId;
-import io.rdmaactors.verbs.CompletionChannel;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.Device;
 import io.rdmaactors.verbs.MemoryRegion;
@@ -52,13 +51,13 @@ final class MulticastActor {
     private final CmId id;
     private final RdmaProtocol.JoinMulticast join;
     private final RdmaSettings settings;
+    private final Devices devices;
     private ProtectionDomain pd;
-    private CompletionChannel channel;
     private CompletionQueue cq;
     private QueuePair qp;
     private MemoryRegion sendBuffers;
     private MemoryRegion receiveBuffers;
-    private CompletionNotifier notifier;
+    private CompletionPoller.Subscription completions;
     private AddressHandle group;
     private UdParameters destination;
     private boolean joined;
@@ -67,16 +66,18 @@ final class MulticastActor {
     private final WorkCompletion[] batch = new WorkCompletion[32];
 
     private MulticastActor(ActorContext<MulticastCommand> ctx, CmId id, RdmaProtocol.JoinMulticast join,
-                           RdmaSettings settings) {
+                           RdmaSettings settings, Devices devices) {
         this.ctx = ctx;
         this.id = id;
         this.join = join;
         this.settings = settings;
+        this.devices = devices;
     }
 
-    static Behavior<MulticastCommand> create(CmId id, RdmaProtocol.JoinMulticast join, RdmaSettings settings) {
+    static Behavior<MulticastCommand> create(CmId id, RdmaProtocol.JoinMulticast join, RdmaSettings settings,
+                                             Devices devices) {
         return Behaviors.setup(ctx -> {
-            MulticastActor m = new MulticastActor(ctx, id, join, settings);
+            MulticastActor m = new MulticastActor(ctx, id, join, settings, devices);
             ctx.watchWith(join.handler(), new HandlerTerminated());
             try {
                 id.resolveAddress(join.source(), join.group(), settings.resolveTimeout());
@@ -91,7 +92,7 @@ final class MulticastActor {
         return Behaviors.receive(MulticastCommand.class)
                 .onMessage(Cm.class, c -> onCm(c.event()))
                 .onMessage(Notified.class, n -> {
-                    notifier.rearm();
+                    completions.rearm();
                     pollAll();
                     return Behaviors.same();
                 })
@@ -128,8 +129,9 @@ final class MulticastActor {
         int depth = settings.receiveQueueDepth();
         int slot = settings.bufferSize() + GRH_BYTES;
         pd = device.allocateProtectionDomain();
-        channel = device.createCompletionChannel();
-        cq = device.createCompletionQueue(settings.sendQueueDepth() + depth, channel);
+        CompletionPoller poller = devices.poller(device);
+        cq = device.createCompletionQueue(settings.sendQueueDepth() + depth, poller.channel());
+        completions = poller.subscribe(cq);
         qp = id.createQueuePair(pd, QpInitAttributes.ud(cq, settings.sendQueueDepth(), depth));
         sendBuffers = pd.register(ByteBuffer.allocateDirect(settings.sendQueueDepth() * settings.bufferSize()));
         receiveBuffers = pd.register(ByteBuffer.allocateDirect(depth * slot));
@@ -140,8 +142,8 @@ final class MulticastActor {
         for (int i = 0; i < settings.sendQueueDepth(); i++) {
             freeSlots.add(i);
         }
-        notifier = new CompletionNotifier("rdma-mcast-" + id.handle(), cq, channel, ctx.getSelf(), new Notified(),
-                ChannelFailed::new);
+        completions.route(ctx.getSelf(), new Notified(), ChannelFailed::new);
+        completions.rearm();
     }
 
     private Behavior<MulticastCommand> onSend(RdmaProtocol.SendToGroup send) {
@@ -202,7 +204,7 @@ final class MulticastActor {
         return Behaviors.stopped();
     }
 
-    /** Leaves, then frees in rdma-core's order: QP, AH, CQ, channel, MRs, PD, id. */
+    /** Leaves, then frees in rdma-core's order: QP, AH, CQ, MRs, PD, id. */
     private Behavior<MulticastCommand> release() {
         if (joined) {
             id.leaveMulticast(join.group());
@@ -217,10 +219,7 @@ final class MulticastActor {
         if (group != null) {
             group.close();
         }
-        if (notifier != null) {
-            notifier.close();
-        }
-        for (AutoCloseable c : new AutoCloseable[] {cq, channel, sendBuffers, receiveBuffers, pd}) {
+        for (AutoCloseable c : new AutoCloseable[] {completions, sendBuffers, receiveBuffers, pd}) {
             if (c != null) {
                 try {
                     c.close();

@@ -2,14 +2,14 @@ package io.rdmaactors.actors;
 
 import io.rdmaactors.actors.RdmaProtocol.CommandFailed;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionClosed;
+import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
 import io.rdmaactors.actors.RdmaProtocol.DataCommand;
-import io.rdmaactors.verbs.CmId;
-import io.rdmaactors.verbs.CompletionChannel;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.InvalidStateException;
 import io.rdmaactors.verbs.MemoryRegion;
 import io.rdmaactors.verbs.MigrationState;
+import io.rdmaactors.verbs.PostException;
 import io.rdmaactors.verbs.ProtectionDomain;
 import io.rdmaactors.verbs.QpAttributes;
 import io.rdmaactors.verbs.QueueFullException;
@@ -22,6 +22,9 @@ import io.rdmaactors.verbs.WorkCompletion;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -31,25 +34,19 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 
 /**
- * Owns a connection's QP and its registered buffers, and consumes its CQ (waiting on the
- * completion channel through a {@link CompletionNotifier}). It posts every data command into a send slot,
- * never more than the send queue holds (a full queue refuses with WritingSuspended until half of it
- * is free again), keeps receives posted, and answers every command exactly once: on its completion,
- * on its flush, or when the connection closes first.
+ * Owns a connection's QP and its registered buffers, and consumes its CQ. It is the connection's
+ * data path: the handler's data commands come here straight (its {@code Connected} names this
+ * actor), and control commands go on to the connection actor. The data commands of one mailbox
+ * run are posted as one work request list (one doorbell), never more than the send queue holds (a
+ * full queue refuses with WritingSuspended until half of it is free again). Completions are polled
+ * in batches when the device's completion poller says the CQ fired, and again for
+ * {@code completion-spin} after that before the CQ is re-armed. Every command is answered exactly
+ * once: on its completion, on its flush, or when the connection closes first.
  */
-final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
+final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
 
-    interface Command {
-    }
-
-    record Execute(DataCommand command) implements Command {
-    }
-
-    record SetReading(boolean suspended) implements Command {
-    }
-
-    /** The handler asks to hear WritingResumed once there is room. */
-    record ResumeWriting() implements Command {
+    /** What the connection actor tells its QP actor. */
+    interface Command extends ConnectionCommand {
     }
 
     /** The handler was told Connected: receives may be delivered from now on. */
@@ -63,7 +60,14 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
     record Drain() implements Command {
     }
 
+    /** Posts the data commands gathered since the last flush; it follows them in the mailbox. */
+    private record Flush() implements Command {
+    }
+
     private record Notified() implements Command {
+    }
+
+    private record PollAgain() implements Command {
     }
 
     private record ChannelFailed(Throwable cause) implements Command {
@@ -120,72 +124,83 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
     private record Held(int slot, int length, Integer immediate) {
     }
 
-    private final CmId id;
     private final QueuePair qp;
-    /** The connection's CQ: this actor is its only consumer; the parent CQ actor owns it. */
+    /** The connection's CQ: this actor is its only consumer; the parent CQ actor destroys it. */
     private final CompletionQueue cq;
-    private final CompletionNotifier notifier;
+    private final CompletionPoller.Subscription completions;
+    private final long spinNanos;
     private final WorkCompletion[] batch = new WorkCompletion[32];
-    private final ProtectionDomain pd;
     private final Buffers buffers;
     private final ActorRef<ConnectionEvent> handler;
-    private final ActorRef<RdmaProtocol.ConnectionCommand> connection;
+    private final ActorRef<ConnectionCommand> connection;
     private final DataCommand[] outstanding;
     private final ArrayDeque<Integer> freeSlots = new ArrayDeque<>();
     private final ArrayDeque<Held> held = new ArrayDeque<>();
+    /** Data commands of this mailbox run, posted together by the Flush that follows them. */
+    private final List<DataCommand> pending = new ArrayList<>();
     private final ByteBuffer sendMemory;
     private final ByteBuffer receiveMemory;
+    private boolean flushScheduled;
+    /** Polling again after completions; the CQ is re-armed when the spin ends. */
+    private boolean spinning;
+    private long spinUntil;
     private boolean writingSuspended;
     /** The handler sent ResumeWriting: resume once half the send queue is free. */
     private boolean resumeRequested;
     private boolean readingSuspended;
     /** Until the handler has Connected, receives wait: the peer may send before this side is established. */
     private boolean open;
+    /** The handler asked to close, or the connection is draining: data commands are refused. */
+    private boolean closing;
     private boolean closed;
 
-    static Behavior<Command> create(CmId id, QueuePair qp, ProtectionDomain pd, Buffers buffers,
-                                    ActorRef<ConnectionEvent> handler,
-                                    ActorRef<RdmaProtocol.ConnectionCommand> connection, CompletionQueue cq,
-                                    CompletionChannel channel) {
-        return Behaviors.setup(ctx -> new QueuePairActor(ctx, id, qp, pd, buffers, handler, connection, cq, channel));
+    static Behavior<ConnectionCommand> create(QueuePair qp, Buffers buffers, ActorRef<ConnectionEvent> handler,
+                                              ActorRef<ConnectionCommand> connection, CompletionQueue cq,
+                                              CompletionPoller.Subscription completions, RdmaSettings settings) {
+        return Behaviors.setup(ctx -> new QueuePairActor(ctx, qp, buffers, handler, connection, cq, completions,
+                settings));
     }
 
-    private QueuePairActor(ActorContext<Command> ctx, CmId id, QueuePair qp, ProtectionDomain pd, Buffers buffers,
-                           ActorRef<ConnectionEvent> handler, ActorRef<RdmaProtocol.ConnectionCommand> connection,
-                           CompletionQueue cq, CompletionChannel channel) {
+    private QueuePairActor(ActorContext<ConnectionCommand> ctx, QueuePair qp, Buffers buffers,
+                           ActorRef<ConnectionEvent> handler, ActorRef<ConnectionCommand> connection,
+                           CompletionQueue cq, CompletionPoller.Subscription completions,
+                           RdmaSettings settings) {
         super(ctx);
         this.cq = cq;
-        this.id = id;
         this.qp = qp;
-        this.pd = pd;
         this.buffers = buffers;
         this.handler = handler;
         this.connection = connection;
+        this.spinNanos = settings.completionSpin().toNanos();
         this.outstanding = new DataCommand[buffers.sendSlots];
         for (int i = 0; i < buffers.sendSlots; i++) {
             freeSlots.add(i);
         }
         this.sendMemory = buffers.send.buffer().order(ByteOrder.nativeOrder());
         this.receiveMemory = buffers.receive == null ? null : buffers.receive.buffer();
-        this.notifier = new CompletionNotifier("rdma-cq-" + cq.handle(), cq, channel, ctx.getSelf(), new Notified(),
-                ChannelFailed::new);
+        this.completions = completions;
+        completions.route(ctx.getSelf(), new Notified(), ChannelFailed::new);
+        completions.rearm();
         pollAll();
     }
 
     @Override
-    public Receive<Command> createReceive() {
+    public Receive<ConnectionCommand> createReceive() {
         return newReceiveBuilder()
-                .onMessage(Execute.class, e -> execute(e.command()))
-                .onMessage(Notified.class, n -> {
-                    notifier.rearm();
-                    pollAll();
+                .onMessage(DataCommand.class, this::onData)
+                .onMessage(Flush.class, f -> {
+                    flush();
                     return this;
                 })
+                .onMessage(Notified.class, n -> onNotified())
+                .onMessage(PollAgain.class, p -> onPollAgain())
                 .onMessage(ChannelFailed.class, f -> {
                     throw new IllegalStateException("the completion channel failed", f.cause());
                 })
-                .onMessage(SetReading.class, this::onSetReading)
-                .onMessage(ResumeWriting.class, r -> {
+                .onMessage(RdmaProtocol.SuspendReading.class, r -> setReading(true))
+                .onMessage(RdmaProtocol.ResumeReading.class, r -> setReading(false))
+                .onMessage(RdmaProtocol.ResumeWriting.class, r -> {
+                    flush();
                     resumeRequested = true;
                     resumeWhenRoom();
                     return this;
@@ -198,43 +213,148 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
                 .onMessage(ModifyPath.class, this::onModifyPath)
                 .onMessage(Drain.class, d -> {
                     pollAll();
+                    failPending("the connection closed");
                     failOutstanding("the connection closed");
                     closed = true;
+                    closing = true;
                     connection.tell(new ConnectionActor.QueuePairDrained());
                     return this;
                 })
+                .onMessage(ConnectionCommand.class, this::toConnection)
                 .onSignal(PostStop.class, s -> {
-                    notifier.close();
+                    completions.silence();
+                    failPending("the connection stopped");
                     failOutstanding("the connection stopped");
-                    id.destroyQueuePair();
-                    buffers.close();
                     return this;
                 })
                 .build();
     }
 
-    private Behavior<Command> execute(DataCommand command) {
-        if (closed) {
+    /** Control belongs to the connection actor; what the handler sent before it is posted first. */
+    private Behavior<ConnectionCommand> toConnection(ConnectionCommand command) {
+        flush();
+        if (command instanceof RdmaProtocol.Disconnect || command instanceof RdmaProtocol.Abort) {
+            closing = true;
+        }
+        connection.tell(command);
+        return this;
+    }
+
+    private Behavior<ConnectionCommand> onData(DataCommand command) {
+        if (closing) {
             handler.tell(new CommandFailed(command, new ConnectionClosed("the connection is closing")));
             return this;
         }
-        // until the handler's ResumeWriting is answered everything is refused, so a resent stream keeps its order
-        Integer slot = writingSuspended ? null : freeSlots.poll();
-        if (slot == null) {
-            handler.tell(new CommandFailed(command, new QueueFullException("ibv_post_send",
-                    "the send queue holds " + buffers.sendSlots + " requests")));
-            if (!writingSuspended) {
-                writingSuspended = true;
-                handler.tell(new RdmaProtocol.WritingSuspended());
+        pending.add(command);
+        if (!flushScheduled) {
+            flushScheduled = true;
+            getContext().getSelf().tell(new Flush());
+        }
+        return this;
+    }
+
+    /** Posts what is pending as one list; a request the QP refuses fails alone, the rest are posted. */
+    private void flush() {
+        flushScheduled = false;
+        if (pending.isEmpty()) {
+            return;
+        }
+        SendWorkRequest[] requests = new SendWorkRequest[pending.size()];
+        int[] slots = new int[pending.size()];
+        int count = 0;
+        for (DataCommand command : pending) {
+            // until the handler's ResumeWriting is answered everything is refused, so a resent stream keeps its order
+            Integer slot = writingSuspended ? null : freeSlots.poll();
+            if (slot == null) {
+                refuseFull(command);
+                continue;
             }
+            try {
+                requests[count] = request(command, slot);
+            } catch (RuntimeException e) {
+                freeSlots.addFirst(slot);
+                handler.tell(new CommandFailed(command, e));
+                continue;
+            }
+            outstanding[slot] = command;
+            slots[count++] = slot;
+        }
+        pending.clear();
+        for (int from = 0; from < count; ) {
+            try {
+                qp.postSend(from == 0 && count == requests.length ? requests : Arrays.copyOfRange(requests, from, count));
+                from = count;
+            } catch (PostException e) {
+                unpost(slots[from + e.failedIndex()], e);
+                from += e.failedIndex() + 1;
+            } catch (RuntimeException e) {
+                for (int i = from; i < count; i++) {
+                    unpost(slots[i], e);
+                }
+                from = count;
+            }
+        }
+    }
+
+    private void refuseFull(DataCommand command) {
+        handler.tell(new CommandFailed(command, new QueueFullException("ibv_post_send",
+                "the send queue holds " + buffers.sendSlots + " requests")));
+        if (!writingSuspended) {
+            writingSuspended = true;
+            handler.tell(new RdmaProtocol.WritingSuspended());
+        }
+    }
+
+    private void unpost(int slot, RuntimeException cause) {
+        DataCommand command = outstanding[slot];
+        outstanding[slot] = null;
+        freeSlots.addFirst(slot);
+        handler.tell(new CommandFailed(command, cause));
+    }
+
+    private void failPending(String why) {
+        flushScheduled = false;
+        pending.forEach(c -> handler.tell(new CommandFailed(c, new ConnectionClosed(why))));
+        pending.clear();
+    }
+
+    private Behavior<ConnectionCommand> onNotified() {
+        if (closed) {
             return this;
         }
-        try {
-            qp.postSend(request(command, slot));
-            outstanding[slot] = command;
-        } catch (RuntimeException e) {
-            freeSlots.addFirst(slot);
-            handler.tell(new CommandFailed(command, e));
+        if (spinNanos == 0) {
+            completions.rearm();
+            pollAll();
+            return this;
+        }
+        pollAll();
+        spinUntil = System.nanoTime() + spinNanos;
+        if (!spinning) {
+            spinning = true;
+            getContext().getSelf().tell(new PollAgain());
+        }
+        return this;
+    }
+
+    /** One poll per mailbox turn while the spin lasts; then re-arm, and poll once more for what raced the arm. */
+    private Behavior<ConnectionCommand> onPollAgain() {
+        if (closed) {
+            spinning = false;
+            return this;
+        }
+        if (pollAll() > 0) {
+            spinUntil = System.nanoTime() + spinNanos;
+        }
+        if (System.nanoTime() - spinUntil < 0) {
+            getContext().getSelf().tell(new PollAgain());
+            return this;
+        }
+        completions.rearm();
+        if (pollAll() > 0) {
+            spinUntil = System.nanoTime() + spinNanos;
+            getContext().getSelf().tell(new PollAgain());
+        } else {
+            spinning = false;
         }
         return this;
     }
@@ -282,9 +402,12 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
         }
     }
 
-    private void pollAll() {
+    /** Polls the CQ empty; returns how many completions it took. */
+    private int pollAll() {
         int n;
+        int total = 0;
         while ((n = cq.poll(batch)) > 0) {
+            total += n;
             for (int i = 0; i < n; i++) {
                 WorkCompletion wc = batch[i];
                 if ((wc.wrId() & RECEIVE) != 0) {
@@ -295,6 +418,7 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
             }
         }
         resumeWhenRoom();
+        return total;
     }
 
     private void resumeWhenRoom() {
@@ -361,8 +485,8 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
         }
     }
 
-    private Behavior<Command> onSetReading(SetReading s) {
-        readingSuspended = s.suspended();
+    private Behavior<ConnectionCommand> setReading(boolean suspended) {
+        readingSuspended = suspended;
         deliverHeld();
         return this;
     }
@@ -373,7 +497,7 @@ final class QueuePairActor extends AbstractBehavior<QueuePairActor.Command> {
         }
     }
 
-    private Behavior<Command> onModifyPath(ModifyPath m) {
+    private Behavior<ConnectionCommand> onModifyPath(ModifyPath m) {
         try {
             // verbs take MIGRATED on an unarmed QP as a no-op; saying PathMigrated then would be a lie
             if (m.command() instanceof RdmaProtocol.MigratePath

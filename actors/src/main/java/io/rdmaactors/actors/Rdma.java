@@ -25,7 +25,7 @@ public final class Rdma implements Extension {
     private Rdma(ActorSystem<?> system) {
         this.settings = RdmaSettings.from(system.settings().config());
         this.manager = system.systemActorOf(RdmaManager.create(settings), "rdma-manager",
-                Props.empty().withDispatcherFromConfig(settings.dispatcher()));
+                Props.empty().withDispatcherFromConfig(settings.verbsDispatcher()));
     }
 
     public static Rdma get(ActorSystem<?> system) {

@@ -25,15 +25,16 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
 final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
 
     private final Fabric fabric;
+    private final Map<String, CompletionPoller> pollers = new HashMap<>();
     private final ActorRef<CmEventActor.Command> cmEvents;
 
     static Behavior<RdmaProtocol.ManagerCommand> create(RdmaSettings settings) {
-        // the fabric of the incarnation that failed, closed by the next one once its children stopped
-        AtomicReference<Fabric> previous = new AtomicReference<>();
+        // what the incarnation that failed opened, closed by the next one once its children stopped
+        AtomicReference<RdmaManager> previous = new AtomicReference<>();
         return Behaviors.supervise(Behaviors.setup((ActorContext<RdmaProtocol.ManagerCommand> ctx) -> {
-            Fabric old = previous.getAndSet(null);
+            RdmaManager old = previous.getAndSet(null);
             if (old != null) {
-                old.close();
+                old.release();
             }
             Fabric fabric;
             try {
@@ -42,8 +43,9 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
                 ctx.getLog().error("rdma-actors cannot open the {} fabric", settings.fabric(), e);
                 return unavailable(e);
             }
-            previous.set(fabric);
-            return new RdmaManager(ctx, settings, fabric);
+            RdmaManager manager = new RdmaManager(ctx, settings, fabric);
+            previous.set(manager);
+            return manager;
         })).onFailure(SupervisorStrategy.restart());
     }
 
@@ -69,14 +71,27 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
     private RdmaManager(ActorContext<RdmaProtocol.ManagerCommand> ctx, RdmaSettings settings, Fabric fabric) {
         super(ctx);
         this.fabric = fabric;
-        Props props = Props.empty().withDispatcherFromConfig(settings.dispatcher());
+        Props props = Props.empty().withDispatcherFromConfig(settings.verbsDispatcher());
         Map<String, ActorRef<DeviceActor.Command>> devices = new HashMap<>();
-        for (Device device : fabric.devices()) {
-            devices.put(device.name(), ctx.spawn(Behaviors.supervise(DeviceActor.create(device))
-                    .onFailure(SupervisorStrategy.restart()), "device-" + device.name(), props));
+        try {
+            for (Device device : fabric.devices()) {
+                pollers.put(device.name(), new CompletionPoller(device, settings.completionPollers()));
+                devices.put(device.name(), ctx.spawn(Behaviors.supervise(DeviceActor.create(device))
+                        .onFailure(SupervisorStrategy.restart()), "device-" + device.name(), props));
+            }
+        } catch (RuntimeException e) {
+            release();
+            throw e;
         }
         this.cmEvents = ctx.spawn(CmEventActor.create(fabric, fabric.createEventChannel(), settings,
-                Map.copyOf(devices)), "cm-events", props);
+                new Devices(devices, pollers)), "cm-events", props);
+    }
+
+    /** Once every child stopped (their CQs are gone): the completion channels, then the fabric. */
+    private void release() {
+        pollers.values().forEach(CompletionPoller::close);
+        pollers.clear();
+        fabric.close();
     }
 
     @Override
@@ -99,7 +114,7 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
                     return this;
                 })
                 .onSignal(PostStop.class, s -> {
-                    fabric.close();
+                    release();
                     return this;
                 })
                 .build();

@@ -1,6 +1,5 @@
 package io.rdmaactors.actors;
 
-import io.rdmaactors.verbs.CompletionChannel;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.Device;
 import io.rdmaactors.verbs.MemoryRegion;
@@ -16,6 +15,7 @@ import java.util.Map;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
+import org.apache.pekko.actor.typed.Props;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
@@ -23,7 +23,7 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
 
 /**
  * A shared receive queue for every connection a listener accepts (the multi-QP server): owns the
- * SRQ, its receive buffers, the CQ all those QPs receive on and that CQ's pump, keeps every buffer
+ * SRQ, its receive buffers, the CQ all those QPs receive on, keeps every buffer
  * posted, and routes each receive by qp_num to its connection. The connections are its children, so
  * their QPs are gone before the SRQ is destroyed (ibv_destroy_srq fails while a QP is attached).
  */
@@ -40,27 +40,26 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
     static final class Resources {
         final ProtectionDomain pd;
         final SharedReceiveQueue srq;
-        final CompletionChannel channel;
         final CompletionQueue cq;
+        final CompletionPoller.Subscription completions;
         final MemoryRegion buffers;
         final int slotSize;
         final int slots;
 
-        Resources(Device device, RdmaSettings settings) {
+        Resources(Device device, RdmaSettings settings, CompletionPoller poller) {
             this.slotSize = settings.bufferSize();
             // several connections share it: a few times one connection's receive queue
             this.slots = settings.receiveQueueDepth() * 4;
             this.pd = device.allocateProtectionDomain();
             this.srq = pd.createSharedReceiveQueue(slots, 1);
-            this.channel = device.createCompletionChannel();
-            this.cq = device.createCompletionQueue(slots * 2, channel);
+            this.cq = device.createCompletionQueue(slots * 2, poller.channel());
+            this.completions = poller.subscribe(cq);
             this.buffers = pd.register(ByteBuffer.allocateDirect(slots * slotSize));
         }
 
         void close() {
             srq.close();
-            cq.close();
-            channel.close();
+            completions.close();
             buffers.close();
             pd.close();
         }
@@ -91,14 +90,14 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
     }
 
     private final ActorRef<CmEventActor.Command> cmEvents;
+    private final Props connectionProps;
     private final Resources resources;
     private final SharedReceiveQueue srq;
-    private final CompletionChannel channel;
     private final CompletionQueue cq;
     private final MemoryRegion buffers;
     private final int slotSize;
     private final int slots;
-    private final CompletionNotifier notifier;
+    private final CompletionPoller.Subscription completions;
     private final Map<Integer, ActorRef<RdmaProtocol.ConnectionCommand>> byQp = new HashMap<>();
     /**
      * Receives for QPs whose Attach is still on its way: a poll drains the whole CQ, so it can run
@@ -110,17 +109,17 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
     private boolean listenerStopped;
 
     static Behavior<Command> create(Resources resources, ActorRef<CmEventActor.Command> cmEvents,
-                                    ActorRef<DeviceActor.Command> device) {
-        return Behaviors.setup(ctx -> new SrqActor(ctx, resources, cmEvents, device));
+                                    ActorRef<DeviceActor.Command> device, RdmaSettings settings) {
+        return Behaviors.setup(ctx -> new SrqActor(ctx, resources, cmEvents, device, settings));
     }
 
     private SrqActor(ActorContext<Command> ctx, Resources resources, ActorRef<CmEventActor.Command> cmEvents,
-                     ActorRef<DeviceActor.Command> device) {
+                     ActorRef<DeviceActor.Command> device, RdmaSettings settings) {
         super(ctx);
         this.cmEvents = cmEvents;
+        this.connectionProps = Props.empty().withDispatcherFromConfig(settings.verbsDispatcher());
         this.resources = resources;
         this.srq = resources.srq;
-        this.channel = resources.channel;
         this.cq = resources.cq;
         this.buffers = resources.buffers;
         this.slotSize = resources.slotSize;
@@ -132,8 +131,10 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
         if (device != null) {
             device.tell(new DeviceActor.RegisterSrq(srq.handle(), ctx.getSelf()));
         }
-        this.notifier = new CompletionNotifier("rdma-srq-" + srq.handle(), cq, channel, ctx.getSelf(), new Notified(),
-                ChannelFailed::new);
+        this.completions = resources.completions;
+        completions.route(ctx.getSelf(), new Notified(), ChannelFailed::new);
+        completions.rearm();
+        pollAll();
     }
 
     private void repost(int slot) {
@@ -145,7 +146,7 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
         return newReceiveBuilder()
                 .onMessage(Adopt.class, a -> {
                     ActorRef<RdmaProtocol.ConnectionCommand> agent = getContext().spawn(a.agent(),
-                            "connection-" + a.handle());
+                            "connection-" + a.handle(), connectionProps);
                     getContext().watchWith(agent, new ChildStopped());
                     children++;
                     cmEvents.tell(new CmEventActor.Route(a.handle(), agent));
@@ -178,7 +179,7 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
                     return this;
                 })
                 .onMessage(Notified.class, n -> {
-                    notifier.rearm();
+                    completions.rearm();
                     pollAll();
                     return this;
                 })
@@ -186,7 +187,6 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
                     throw new IllegalStateException("the SRQ's completion channel failed", f.cause());
                 })
                 .onSignal(PostStop.class, s -> {
-                    notifier.close();
                     resources.close();
                     return this;
                 })

@@ -15,8 +15,10 @@ import org.slf4j.LoggerFactory;
 public final class EventPump<E> implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(EventPump.class);
-    /** How long one wait may block before the pump looks at its stop flag again. */
-    private static final Duration WAIT_SLICE = Duration.ofMillis(500);
+    /** Long enough to be no periodic wake-up: close() wakes the source to stop the pump. */
+    private static final Duration WAIT = Duration.ofDays(1);
+    /** How often close() repeats its wake-up while the thread has not ended. */
+    private static final long JOIN_SLICE_MS = 100;
 
     private final EventSource<E> source;
     private final Consumer<? super E> sink;
@@ -57,7 +59,7 @@ public final class EventPump<E> implements AutoCloseable {
         while (running) {
             E event;
             try {
-                event = source.await(WAIT_SLICE);
+                event = source.await(WAIT);
             } catch (InterruptedException e) {
                 if (running) {
                     sink.accept(failure.apply(e));
@@ -87,7 +89,7 @@ public final class EventPump<E> implements AutoCloseable {
         boolean interrupted = false;
         while (thread.isAlive()) {
             try {
-                thread.join(WAIT_SLICE.toMillis());
+                thread.join(JOIN_SLICE_MS);
             } catch (InterruptedException e) {
                 interrupted = true;
             }

@@ -25,7 +25,11 @@ final class SoftCompletionChannel extends SoftResource implements CompletionChan
     @Override
     public CompletionQueue await(Duration timeout) throws InterruptedException {
         checkOpen("ibv_get_cq_event");
-        SoftCompletionQueue cq = (SoftCompletionQueue) events.await(timeout);
+        SoftCompletionQueue cq;
+        do {
+            cq = (SoftCompletionQueue) events.await(timeout);
+            // a destroyed CQ's events went with it, as the kernel drops them from the channel
+        } while (cq != null && cq.isClosed());
         if (cq != null) {
             cq.eventDelivered();
         }

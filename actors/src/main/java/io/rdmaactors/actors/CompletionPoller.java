@@ -1,0 +1,289 @@
+package io.rdmaactors.actors;
+
+import io.rdmaactors.verbs.CompletionChannel;
+import io.rdmaactors.verbs.CompletionQueue;
+import io.rdmaactors.verbs.Device;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The completion channels of one device and the threads that wait on them, as Pekko IO's selector
+ * waits for every connection: a fixed number of channels (one thread each), each shared by many
+ * CQs, whatever the number of connections. {@code ibv_get_cq_event} names the CQ that fired; its
+ * owner is told, and polls on its own mailbox turn. An idle channel's thread sleeps until a
+ * completion or its close: nothing wakes it periodically.
+ */
+final class CompletionPoller implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(CompletionPoller.class);
+    /** Long enough to be no periodic wake-up; wakeup() ends it early. */
+    private static final Duration FOREVER = Duration.ofDays(1);
+    /** The ack takes a mutex on rdma-core: batch it. */
+    private static final int ACK_BATCH = 16;
+
+    private final Waiter[] waiters;
+    private final AtomicInteger next = new AtomicInteger();
+    private final AtomicLong wakeups = new AtomicLong();
+
+    CompletionPoller(Device device, int threads) {
+        this.waiters = new Waiter[threads];
+        try {
+            for (int i = 0; i < threads; i++) {
+                waiters[i] = new Waiter(device.createCompletionChannel(), "rdma-poll-" + device.name() + "-" + i);
+            }
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+        for (Waiter w : waiters) {
+            w.thread.start();
+        }
+    }
+
+    /** The channel a new CQ should use: channels are handed out in turn. */
+    CompletionChannel channel() {
+        return waiters[Math.floorMod(next.getAndIncrement(), waiters.length)].channel;
+    }
+
+    /**
+     * Takes charge of {@code cq}, created on {@link #channel()}: its events go where
+     * {@link Subscription#route} says, and {@link Subscription#close()} destroys it. The CQ is not
+     * armed: its consumer arms it with {@link Subscription#rearm()}.
+     */
+    Subscription subscribe(CompletionQueue cq) {
+        for (Waiter w : waiters) {
+            if (w.channel == cq.channel()) {
+                return w.subscribe(cq);
+            }
+        }
+        throw new IllegalArgumentException("the CQ was not created on a channel of this poller");
+    }
+
+    /** How often the threads woke up: an idle process makes none. */
+    long wakeups() {
+        return wakeups.get();
+    }
+
+    /** Stops the threads and destroys the channels; every CQ on them must be gone. */
+    @Override
+    public void close() {
+        for (Waiter w : waiters) {
+            if (w != null) {
+                w.close();
+            }
+        }
+    }
+
+    /** A CQ in the poller's charge: routes its events, acks them, and destroys it. */
+    final class Subscription implements AutoCloseable {
+        private final Waiter waiter;
+        private final CompletionQueue cq;
+        private volatile Runnable notify = () -> { };
+        private volatile Consumer<Throwable> fail = e -> { };
+        /** Events the waiter took for this CQ; each must be acked before the CQ is destroyed. */
+        private final AtomicInteger received = new AtomicInteger();
+        private int acked;
+        private boolean closed;
+        /** Done once the waiter destroyed the CQ: holds what the destroy threw, or null. */
+        private final CompletableFuture<RuntimeException> destroyed = new CompletableFuture<>();
+
+        private Subscription(Waiter waiter, CompletionQueue cq) {
+            this.waiter = waiter;
+            this.cq = cq;
+        }
+
+        /** From now on each event of the CQ tells {@code owner} {@code notified}; a channel failure {@code failed}. */
+        <T> void route(ActorRef<T> owner, T notified, Function<Throwable, T> failed) {
+            this.fail = e -> owner.tell(failed.apply(e));
+            this.notify = () -> owner.tell(notified);
+        }
+
+        /** Its owner stopped: events that still come are counted for the ack, and go nowhere. */
+        void silence() {
+            this.notify = () -> { };
+            this.fail = e -> { };
+        }
+
+        /** Acks what is due and arms the CQ for its next completion: poll after this, not before. */
+        void rearm() {
+            ack(ACK_BATCH);
+            cq.requestNotify(false);
+        }
+
+        private synchronized void ack(int batch) {
+            int pending = received.get() - acked;
+            if (pending >= batch) {
+                cq.ackEvents(pending);
+                acked += pending;
+            }
+        }
+
+        /**
+         * Stops routing, acks every event taken and destroys the CQ. The waiting thread does it
+         * between two waits, so no event of the CQ is on its way (rdma-core's destroy would wait
+         * for its ack); events still queued on the channel go with the CQ. Call it after the QPs
+         * that use the CQ are destroyed.
+         */
+        @Override
+        public void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            RuntimeException failure = waiter.retire(this);
+            if (failure != null) {
+                throw failure;
+            }
+        }
+
+        private void destroy() {
+            try {
+                ack(1);
+                cq.close();
+                destroyed.complete(null);
+            } catch (RuntimeException e) {
+                destroyed.complete(e);
+            }
+        }
+    }
+
+    /** One completion channel and the thread that waits on it. */
+    private final class Waiter {
+        final CompletionChannel channel;
+        final Thread thread;
+        private final Map<CompletionQueue, Subscription> subscriptions = new ConcurrentHashMap<>();
+        /** CQs to destroy between two waits. */
+        private final Queue<Subscription> retiring = new ConcurrentLinkedQueue<>();
+        private volatile boolean running = true;
+
+        Waiter(CompletionChannel channel, String name) {
+            this.channel = channel;
+            this.thread = new Thread(this::run, name);
+            thread.setDaemon(true);
+        }
+
+        Subscription subscribe(CompletionQueue cq) {
+            Subscription s = new Subscription(this, cq);
+            if (!running) {
+                throw new IllegalStateException("the completion channel " + thread.getName() + " is closed");
+            }
+            subscriptions.put(cq, s);
+            return s;
+        }
+
+        private void run() {
+            while (running) {
+                CompletionQueue fired;
+                try {
+                    fired = channel.await(FOREVER);
+                } catch (Throwable e) {
+                    if (running) {
+                        fail(e);
+                    }
+                    break;
+                }
+                wakeups.incrementAndGet();
+                if (fired != null) {
+                    Subscription s = subscriptions.get(fired);
+                    if (s != null) {
+                        s.received.incrementAndGet();
+                        s.notify.run();
+                    } else {
+                        ackStray(fired);
+                    }
+                }
+                retireAll();
+            }
+            retireAll();
+        }
+
+        private void retireAll() {
+            Subscription s;
+            while ((s = retiring.poll()) != null) {
+                subscriptions.remove(s.cq);
+                s.destroy();
+            }
+        }
+
+        /** Every CQ on the channel is subscribed until destroyed here; one that is not still needs its ack. */
+        private void ackStray(CompletionQueue cq) {
+            try {
+                cq.ackEvents(1);
+            } catch (RuntimeException e) {
+                log.debug("{}: acking an event of an unsubscribed CQ", thread.getName(), e);
+            }
+        }
+
+        private void fail(Throwable e) {
+            log.error("completion channel {} failed", thread.getName(), e);
+            running = false;
+            subscriptions.values().forEach(s -> s.fail.accept(e));
+        }
+
+        /** Has the waiting thread destroy the CQ between two waits, or does it here if that thread ended. */
+        RuntimeException retire(Subscription s) {
+            if (Thread.currentThread() == thread) {
+                subscriptions.remove(s.cq);
+                s.destroy();
+            } else {
+                retiring.add(s);
+                channel.wakeup();
+                boolean interrupted = false;
+                while (!s.destroyed.isDone()) {
+                    if (!thread.isAlive()) {
+                        retireAll();
+                        continue;
+                    }
+                    try {
+                        s.destroyed.get(100, TimeUnit.MILLISECONDS);
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    } catch (ExecutionException | TimeoutException e) {
+                        channel.wakeup();
+                    }
+                }
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return s.destroyed.join();
+        }
+
+        void close() {
+            running = false;
+            channel.wakeup();
+            boolean interrupted = false;
+            while (thread.isAlive()) {
+                try {
+                    thread.join(100);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+                channel.wakeup();
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            retireAll();
+            try {
+                channel.close();
+            } catch (RuntimeException e) {
+                log.warn("{}: {} (the fabric's close frees what is left)", thread.getName(), e.getMessage());
+            }
+        }
+    }
+}
