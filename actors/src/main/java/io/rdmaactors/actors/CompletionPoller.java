@@ -13,7 +13,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -34,10 +34,10 @@ final class CompletionPoller implements AutoCloseable {
     private static final Duration FOREVER = Duration.ofDays(1);
     /** The ack takes a mutex on rdma-core: batch it. */
     private static final int ACK_BATCH = 16;
+    private static final LongAdder WAKE_UPS = new LongAdder();
 
     private final Waiter[] waiters;
     private final AtomicInteger next = new AtomicInteger();
-    private final AtomicLong wakeups = new AtomicLong();
 
     CompletionPoller(Device device, int threads) {
         this.waiters = new Waiter[threads];
@@ -73,9 +73,9 @@ final class CompletionPoller implements AutoCloseable {
         throw new IllegalArgumentException("the CQ was not created on a channel of this poller");
     }
 
-    /** How often the threads woke up: an idle process makes none. */
-    long wakeups() {
-        return wakeups.get();
+    /** How often the threads of every poller in this JVM woke up: an idle process makes none. */
+    static long wakeUps() {
+        return WAKE_UPS.sum();
     }
 
     /** Stops the threads and destroys the channels; every CQ on them must be gone. */
@@ -196,7 +196,7 @@ final class CompletionPoller implements AutoCloseable {
                     }
                     break;
                 }
-                wakeups.incrementAndGet();
+                WAKE_UPS.increment();
                 if (fired != null) {
                     Subscription s = subscriptions.get(fired);
                     if (s != null) {

@@ -2,6 +2,7 @@ package io.rdmaactors.cm;
 
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -19,6 +20,9 @@ public final class EventPump<E> implements AutoCloseable {
     private static final Duration WAIT = Duration.ofDays(1);
     /** How often close() repeats its wake-up while the thread has not ended. */
     private static final long JOIN_SLICE_MS = 100;
+
+    /** Returns from waits of every pump in this JVM, events or not: an idle process makes none. */
+    private static final LongAdder WAKE_UPS = new LongAdder();
 
     private final EventSource<E> source;
     private final Consumer<? super E> sink;
@@ -47,6 +51,11 @@ public final class EventPump<E> implements AutoCloseable {
         return pump;
     }
 
+    /** How often the pumps of this JVM returned from a wait; for tests and diagnostics. */
+    public static long wakeUps() {
+        return WAKE_UPS.sum();
+    }
+
     public String name() {
         return thread.getName();
     }
@@ -60,6 +69,7 @@ public final class EventPump<E> implements AutoCloseable {
             E event;
             try {
                 event = source.await(WAIT);
+                WAKE_UPS.increment();
             } catch (InterruptedException e) {
                 if (running) {
                     sink.accept(failure.apply(e));

@@ -1,0 +1,151 @@
+package io.rdmaactors.actors;
+
+import static io.rdmaactors.actors.Connections.WAIT;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
+import io.rdmaactors.cm.EventPump;
+import io.rdmaactors.testkit.RdmaTestKit;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The completion path's promises: threads do not grow with connections, the CQs sharing a channel
+ * lose no wake-up, a CQ destroyed while others keep its channel busy leaves nothing unacked, and
+ * an idle process sleeps.
+ */
+class CompletionPollerTest {
+
+    /** Small queues and buffers: these tests are about counts, not bytes. */
+    private static final String SMALL = "rdma-actors.send-queue-depth = 8\nrdma-actors.receive-queue-depth = 8\n"
+            + "rdma-actors.buffer-size = 64\n";
+
+    private RdmaTestKit kit;
+
+    @AfterEach
+    void stop() {
+        if (kit != null) {
+            kit.close();
+        }
+    }
+
+    @Test
+    void threadsAreTheSameWithTenAndFiveHundredConnections() {
+        kit = RdmaTestKit.create(SMALL);
+        Connections.Listener listener = Connections.listen(kit, 600);
+        List<Connections.Pair> pairs = connect(listener, 10);
+        List<String> withTen = RdmaTestKit.frameworkThreads();
+        pairs.addAll(connect(listener, 490));
+        exchangeOneMessageEach(pairs);
+        List<String> withFiveHundred = RdmaTestKit.frameworkThreads();
+        assertEquals(withTen.size(), withFiveHundred.size(),
+                "rdma-actors threads with 10 connections " + withTen + ", with 500 " + withFiveHundred);
+        long verbsCalls = Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().contains("rdma-actors.verbs-calls")).count();
+        assertTrue(verbsCalls <= 4, verbsCalls + " verbs-calls threads, the pool holds 4");
+        pairs.forEach(p -> Connections.close(kit, p));
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void manyCqsCompletingAtOnceOnOneChannelLoseNoWakeUp() {
+        // no spin: every completion must come through an armed CQ and the shared channel
+        kit = RdmaTestKit.create(SMALL + "rdma-actors.completion-spin = 0\nrdma-actors.completion-pollers = 1");
+        Connections.Listener listener = Connections.listen(kit, 300);
+        List<Connections.Pair> pairs = connect(listener, 200);
+        for (int round = 0; round < 5; round++) {
+            exchangeOneMessageEach(pairs);
+        }
+        pairs.forEach(p -> Connections.close(kit, p));
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void cqsDestroyedWhileTheirChannelServesOthersLeaveNothingUnacked() {
+        kit = RdmaTestKit.create(SMALL + "rdma-actors.completion-spin = 0");
+        Connections.Listener listener = Connections.listen(kit, 100);
+        List<Connections.Pair> pairs = connect(listener, 40);
+        int messages = 200;
+        for (int n = 0; n < messages; n++) {
+            for (Connections.Pair p : pairs) {
+                p.client().tell(RdmaProtocol.Send.of(new byte[] {(byte) n}, n));
+            }
+            if (n == messages / 2) {
+                // half of the connections go while every CQ on the channel is busy
+                for (int c = 0; c < pairs.size(); c += 2) {
+                    pairs.get(c).client().tell(new RdmaProtocol.Abort());
+                }
+            }
+        }
+        for (int c = 0; c < pairs.size(); c++) {
+            Connections.Pair p = pairs.get(c);
+            Set<Object> answered = new HashSet<>();
+            List<ConnectionEvent> seen = p.clientEvents().fishForMessage(WAIT, e -> {
+                if (e instanceof RdmaProtocol.Acked a) {
+                    assertTrue(answered.add(a.token()), "answered twice: " + a.token());
+                } else if (e instanceof RdmaProtocol.CommandFailed f) {
+                    assertTrue(answered.add(((RdmaProtocol.Send) f.command()).ack()), "answered twice: " + f);
+                }
+                return answered.size() == messages ? FishingOutcomes.complete() : FishingOutcomes.continueAndIgnore();
+            });
+            assertEquals(messages, answered.size(), "every send answered once: " + seen.size() + " events");
+            if (c % 2 == 0) {
+                Connections.awaitDisconnected(p.clientEvents());
+                Connections.awaitDisconnected(p.serverEvents());
+            }
+        }
+        for (int c = 1; c < pairs.size(); c += 2) {
+            Connections.close(kit, pairs.get(c));
+        }
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void anIdleProcessMakesNoWakeUps() throws InterruptedException {
+        kit = RdmaTestKit.create(SMALL);
+        Connections.Listener listener = Connections.listen(kit, 20);
+        List<Connections.Pair> pairs = connect(listener, 10);
+        exchangeOneMessageEach(pairs);
+        Thread.sleep(300); // the last completions' spin and acks settle
+        long polls = CompletionPoller.wakeUps();
+        long pumps = EventPump.wakeUps();
+        Thread.sleep(1_500); // three times the wait slice the pumps once woke up after
+        assertEquals(polls, CompletionPoller.wakeUps(), "completion poller wake-ups while idle");
+        assertEquals(pumps, EventPump.wakeUps(), "CM and async event pump wake-ups while idle");
+        pairs.forEach(p -> Connections.close(kit, p));
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    private List<Connections.Pair> connect(Connections.Listener listener, int count) {
+        List<Connections.Pair> pairs = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            pairs.add(Connections.connect(kit, listener));
+        }
+        return pairs;
+    }
+
+    /** Every client sends at once, then every server must hear its own message. */
+    private static void exchangeOneMessageEach(List<Connections.Pair> pairs) {
+        for (int c = 0; c < pairs.size(); c++) {
+            pairs.get(c).client().tell(RdmaProtocol.Send.of(ByteBuffer.allocate(4).putInt(c).array(), c));
+        }
+        for (int c = 0; c < pairs.size(); c++) {
+            RdmaProtocol.Received r = assertInstanceOf(RdmaProtocol.Received.class,
+                    pairs.get(c).serverEvents().receiveMessage(WAIT));
+            assertEquals(c, ByteBuffer.wrap(r.data()).getInt(), "a message reached another connection");
+            assertInstanceOf(RdmaProtocol.Acked.class, pairs.get(c).clientEvents().receiveMessage(WAIT));
+        }
+    }
+}
