@@ -7,7 +7,6 @@ import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
 import io.rdmaactors.actors.RdmaProtocol.DataCommand;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.InvalidStateException;
-import io.rdmaactors.verbs.MemoryRegion;
 import io.rdmaactors.verbs.MigrationState;
 import io.rdmaactors.verbs.PostException;
 import io.rdmaactors.verbs.ProtectionDomain;
@@ -15,12 +14,11 @@ import io.rdmaactors.verbs.QpAttributes;
 import io.rdmaactors.verbs.QueueFullException;
 import io.rdmaactors.verbs.QueuePair;
 import io.rdmaactors.verbs.ReceiveWorkRequest;
+import io.rdmaactors.verbs.ScatterGatherElement;
 import io.rdmaactors.verbs.SendWorkRequest;
 import io.rdmaactors.verbs.WcOpcode;
 import io.rdmaactors.verbs.WcStatus;
 import io.rdmaactors.verbs.WorkCompletion;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -76,20 +74,16 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     /** wr_id bit that marks a receive; the low bits are the buffer slot. */
     private static final long RECEIVE = 1L << 62;
 
-    /** The registered send and receive buffers, one slot per queue entry. */
+    /** The send and receive slots of a connection, registered as they are first needed. */
     static final class Buffers {
-        final MemoryRegion send;
-        final MemoryRegion receive;
-        final int slotSize;
-        final int sendSlots;
-        final int receiveSlots;
+        final RegisteredSlots send;
+        /** Null on a shared receive queue. */
+        final RegisteredSlots receive;
 
         private Buffers(ProtectionDomain pd, RdmaSettings settings, boolean ownReceives) {
-            this.slotSize = settings.bufferSize();
-            this.sendSlots = settings.sendQueueDepth();
-            this.receiveSlots = ownReceives ? settings.receiveQueueDepth() : 0;
-            this.send = pd.register(ByteBuffer.allocateDirect(sendSlots * slotSize));
-            this.receive = ownReceives ? pd.register(ByteBuffer.allocateDirect(receiveSlots * slotSize)) : null;
+            this.send = new RegisteredSlots(pd, settings.bufferSize(), settings.sendQueueDepth());
+            this.receive = ownReceives ? new RegisteredSlots(pd, settings.bufferSize(), settings.receiveQueueDepth())
+                    : null;
         }
 
         void close() {
@@ -101,14 +95,14 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     }
 
     /**
-     * Registers the buffers and posts every receive before the connection can carry a message;
-     * a QP on a shared receive queue has no receives of its own.
+     * Registers and posts the first chunk of receives before the connection can carry a message
+     * (more are posted as traffic needs them); a QP on a shared receive queue has none of its own.
      */
     static Buffers prepare(QueuePair qp, ProtectionDomain pd, RdmaSettings settings, boolean ownReceives) {
         Buffers buffers = new Buffers(pd, settings, ownReceives);
         try {
-            for (int slot = 0; slot < buffers.receiveSlots; slot++) {
-                qp.postReceive(receiveRequest(buffers, slot));
+            if (ownReceives) {
+                postNewReceives(qp, buffers.receive);
             }
         } catch (RuntimeException e) {
             buffers.close();
@@ -117,8 +111,22 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         return buffers;
     }
 
-    private static ReceiveWorkRequest receiveRequest(Buffers b, int slot) {
-        return ReceiveWorkRequest.of(RECEIVE | slot, b.receive.sge(slot * b.slotSize, b.slotSize));
+    /** Grows the receive slots by a chunk and posts it; false at the receive queue depth. */
+    private static boolean postNewReceives(QueuePair qp, RegisteredSlots receive) {
+        int first = receive.grow();
+        if (first < 0) {
+            return false;
+        }
+        ReceiveWorkRequest[] requests = new ReceiveWorkRequest[receive.allocated() - first];
+        for (int i = 0; i < requests.length; i++) {
+            requests[i] = receiveRequest(receive, first + i);
+        }
+        qp.postReceive(requests);
+        return true;
+    }
+
+    private static ReceiveWorkRequest receiveRequest(RegisteredSlots receive, int slot) {
+        return ReceiveWorkRequest.of(RECEIVE | slot, receive.sge(slot, receive.slotSize()));
     }
 
     private record Held(int slot, int length, Integer immediate) {
@@ -138,8 +146,8 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private final ArrayDeque<Held> held = new ArrayDeque<>();
     /** Data commands of this mailbox run, posted together by the Flush that follows them. */
     private final List<DataCommand> pending = new ArrayList<>();
-    private final ByteBuffer sendMemory;
-    private final ByteBuffer receiveMemory;
+    /** Send slots holding an outstanding command. */
+    private int inUse;
     private boolean flushScheduled;
     /** Polling again after completions; the CQ is re-armed when the spin ends. */
     private boolean spinning;
@@ -172,12 +180,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         this.handler = handler;
         this.connection = connection;
         this.spinNanos = settings.completionSpin().toNanos();
-        this.outstanding = new DataCommand[buffers.sendSlots];
-        for (int i = 0; i < buffers.sendSlots; i++) {
-            freeSlots.add(i);
-        }
-        this.sendMemory = buffers.send.buffer().order(ByteOrder.nativeOrder());
-        this.receiveMemory = buffers.receive == null ? null : buffers.receive.buffer();
+        this.outstanding = new DataCommand[buffers.send.capacity()];
         this.completions = completions;
         completions.route(ctx.getSelf(), new Notified(), ChannelFailed::new);
         completions.rearm();
@@ -264,7 +267,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         int count = 0;
         for (DataCommand command : pending) {
             // until the handler's ResumeWriting is answered everything is refused, so a resent stream keeps its order
-            Integer slot = writingSuspended ? null : freeSlots.poll();
+            Integer slot = writingSuspended ? null : takeSlot();
             if (slot == null) {
                 refuseFull(command);
                 continue;
@@ -272,7 +275,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             try {
                 requests[count] = request(command, slot);
             } catch (RuntimeException e) {
-                freeSlots.addFirst(slot);
+                releaseSlot(slot);
                 handler.tell(new CommandFailed(command, e));
                 continue;
             }
@@ -296,9 +299,29 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         }
     }
 
+    /** A free send slot, registering more while the queue depth allows; null when the queue is full. */
+    private Integer takeSlot() {
+        if (freeSlots.isEmpty()) {
+            int first = buffers.send.grow();
+            for (int slot = first; first >= 0 && slot < buffers.send.allocated(); slot++) {
+                freeSlots.add(slot);
+            }
+        }
+        Integer slot = freeSlots.poll();
+        if (slot != null) {
+            inUse++;
+        }
+        return slot;
+    }
+
+    private void releaseSlot(int slot) {
+        inUse--;
+        freeSlots.addFirst(slot);
+    }
+
     private void refuseFull(DataCommand command) {
         handler.tell(new CommandFailed(command, new QueueFullException("ibv_post_send",
-                "the send queue holds " + buffers.sendSlots + " requests")));
+                "the send queue holds " + buffers.send.capacity() + " requests")));
         if (!writingSuspended) {
             writingSuspended = true;
             handler.tell(new RdmaProtocol.WritingSuspended());
@@ -308,7 +331,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private void unpost(int slot, RuntimeException cause) {
         DataCommand command = outstanding[slot];
         outstanding[slot] = null;
-        freeSlots.addFirst(slot);
+        releaseSlot(slot);
         handler.tell(new CommandFailed(command, cause));
     }
 
@@ -360,44 +383,40 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     }
 
     private SendWorkRequest request(DataCommand command, int slot) {
-        int base = slot * buffers.slotSize;
         if (command instanceof RdmaProtocol.Send s) {
-            copyIn(base, s.data());
-            return s.immediate() == null ? SendWorkRequest.send(slot, sge(base, s.data().length))
-                    : SendWorkRequest.sendWithImmediate(slot, s.immediate(), sge(base, s.data().length));
+            ScatterGatherElement sge = copyIn(slot, s.data());
+            return s.immediate() == null ? SendWorkRequest.send(slot, sge)
+                    : SendWorkRequest.sendWithImmediate(slot, s.immediate(), sge);
         }
         if (command instanceof RdmaProtocol.Write w) {
-            copyIn(base, w.data());
+            ScatterGatherElement sge = copyIn(slot, w.data());
             long remote = w.target().at(w.offset(), w.data().length);
-            return w.immediate() == null ? SendWorkRequest.write(slot, remote, w.target().rkey(), sge(base, w.data().length))
-                    : SendWorkRequest.writeWithImmediate(slot, w.immediate(), remote, w.target().rkey(),
-                            sge(base, w.data().length));
+            return w.immediate() == null ? SendWorkRequest.write(slot, remote, w.target().rkey(), sge)
+                    : SendWorkRequest.writeWithImmediate(slot, w.immediate(), remote, w.target().rkey(), sge);
         }
         if (command instanceof RdmaProtocol.Read r) {
             checkFits(r.length());
             return SendWorkRequest.read(slot, r.source().at(r.offset(), r.length()), r.source().rkey(),
-                    sge(base, r.length()));
+                    buffers.send.sge(slot, r.length()));
         }
         if (command instanceof RdmaProtocol.FetchAdd f) {
-            return SendWorkRequest.fetchAdd(slot, f.target().at(f.offset(), 8), f.target().rkey(), f.add(), sge(base, 8));
+            return SendWorkRequest.fetchAdd(slot, f.target().at(f.offset(), 8), f.target().rkey(), f.add(),
+                    buffers.send.sge(slot, 8));
         }
         RdmaProtocol.CompareSwap c = (RdmaProtocol.CompareSwap) command;
         return SendWorkRequest.compareSwap(slot, c.target().at(c.offset(), 8), c.target().rkey(), c.expected(),
-                c.swap(), sge(base, 8));
+                c.swap(), buffers.send.sge(slot, 8));
     }
 
-    private io.rdmaactors.verbs.ScatterGatherElement sge(int offset, int length) {
-        return buffers.send.sge(offset, length);
-    }
-
-    private void copyIn(int base, byte[] data) {
+    private ScatterGatherElement copyIn(int slot, byte[] data) {
         checkFits(data.length);
-        sendMemory.put(base, data);
+        buffers.send.memory(slot).put(buffers.send.offset(slot), data);
+        return buffers.send.sge(slot, data.length);
     }
 
     private void checkFits(int length) {
-        if (length > buffers.slotSize) {
-            throw new IllegalArgumentException(length + " bytes exceed the buffer size of " + buffers.slotSize
+        if (length > buffers.send.slotSize()) {
+            throw new IllegalArgumentException(length + " bytes exceed the buffer size of " + buffers.send.slotSize()
                     + " (rdma-actors.buffer-size)");
         }
     }
@@ -406,23 +425,43 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private int pollAll() {
         int n;
         int total = 0;
+        int receives = 0;
         while ((n = cq.poll(batch)) > 0) {
             total += n;
             for (int i = 0; i < n; i++) {
                 WorkCompletion wc = batch[i];
                 if ((wc.wrId() & RECEIVE) != 0) {
+                    receives++;
                     onReceive(wc);
                 } else {
                     onSendCompletion(wc);
                 }
             }
         }
+        growReceives(receives);
         resumeWhenRoom();
         return total;
     }
 
+    /**
+     * The peer used half the posted receives or more since the last poll: post another chunk, so a
+     * busy connection is not held back by receiver-not-ready while an idle one pins only one chunk.
+     */
+    private void growReceives(int consumed) {
+        // a reader that suspended holds the peer back by not reposting: growing would undo that
+        if (buffers.receive != null && open && !readingSuspended && !closed
+                && consumed * 2 >= buffers.receive.allocated()) {
+            try {
+                postNewReceives(qp, buffers.receive);
+            } catch (RuntimeException e) {
+                getContext().getLog().debug("could not post more receives", e);
+            }
+        }
+    }
+
     private void resumeWhenRoom() {
-        if (writingSuspended && resumeRequested && freeSlots.size() >= (buffers.sendSlots + 1) / 2) {
+        int capacity = buffers.send.capacity();
+        if (writingSuspended && resumeRequested && capacity - inUse >= (capacity + 1) / 2) {
             writingSuspended = false;
             resumeRequested = false;
             handler.tell(new RdmaProtocol.WritingResumed());
@@ -436,7 +475,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             return; // already answered when the connection closed
         }
         outstanding[slot] = null;
-        freeSlots.add(slot);
+        releaseSlot(slot);
         if (!wc.isSuccess()) {
             RdmaProtocol.WorkRequestFailed failure = new RdmaProtocol.WorkRequestFailed(wc.status());
             handler.tell(new CommandFailed(command, failure));
@@ -446,13 +485,13 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             }
             return;
         }
-        int base = slot * buffers.slotSize;
         if (command instanceof RdmaProtocol.Read) {
             byte[] data = new byte[wc.byteLen()];
-            sendMemory.get(base, data);
+            buffers.send.memory(slot).get(buffers.send.offset(slot), data);
             handler.tell(new RdmaProtocol.ReadCompleted(command.ack(), data));
         } else if (command instanceof RdmaProtocol.FetchAdd || command instanceof RdmaProtocol.CompareSwap) {
-            handler.tell(new RdmaProtocol.AtomicCompleted(command.ack(), sendMemory.getLong(base)));
+            handler.tell(new RdmaProtocol.AtomicCompleted(command.ack(),
+                    buffers.send.memory(slot).getLong(buffers.send.offset(slot))));
         } else if (command.ack() != null) {
             handler.tell(new RdmaProtocol.Acked(command.ack()));
         }
@@ -474,11 +513,11 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
 
     private void deliver(Held h) {
         byte[] data = new byte[h.length()];
-        receiveMemory.get(h.slot() * buffers.slotSize, data);
+        buffers.receive.memory(h.slot()).get(buffers.receive.offset(h.slot()), data);
         handler.tell(new RdmaProtocol.Received(data, h.immediate()));
         if (!closed) {
             try {
-                qp.postReceive(receiveRequest(buffers, h.slot()));
+                qp.postReceive(receiveRequest(buffers.receive, h.slot()));
             } catch (RuntimeException e) {
                 getContext().getLog().debug("could not repost a receive", e);
             }
@@ -518,7 +557,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             DataCommand command = outstanding[slot];
             if (command != null) {
                 outstanding[slot] = null;
-                freeSlots.add(slot);
+                releaseSlot(slot);
                 handler.tell(new CommandFailed(command, new ConnectionClosed(why)));
             }
         }

@@ -1,0 +1,84 @@
+package io.rdmaactors.actors;
+
+import io.rdmaactors.verbs.MemoryRegion;
+import io.rdmaactors.verbs.ProtectionDomain;
+import io.rdmaactors.verbs.ScatterGatherElement;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Registered memory cut into equal slots, one per queue entry, registered a chunk at a time as a
+ * connection first needs the slots: an idle connection pins one chunk, a busy one grows to its
+ * queue depth (as RDMA servers grow their buffer pools with load).
+ */
+final class RegisteredSlots implements AutoCloseable {
+
+    /** Slots registered together. */
+    static final int CHUNK = 8;
+
+    private final ProtectionDomain pd;
+    private final int slotSize;
+    private final int capacity;
+    private final List<MemoryRegion> chunks = new ArrayList<>();
+    /** Each chunk's memory, viewed once: MemoryRegion.buffer() makes a new view per call. */
+    private final List<ByteBuffer> views = new ArrayList<>();
+
+    RegisteredSlots(ProtectionDomain pd, int slotSize, int capacity) {
+        this.pd = pd;
+        this.slotSize = slotSize;
+        this.capacity = capacity;
+    }
+
+    int slotSize() {
+        return slotSize;
+    }
+
+    /** The most slots this can grow to. */
+    int capacity() {
+        return capacity;
+    }
+
+    /** Slots registered so far: 0 to {@code allocated() - 1}. */
+    int allocated() {
+        return Math.min(chunks.size() * CHUNK, capacity);
+    }
+
+    /**
+     * Registers the next chunk.
+     *
+     * @return the first new slot, or -1 at capacity
+     */
+    int grow() {
+        int first = allocated();
+        if (first >= capacity) {
+            return -1;
+        }
+        int slots = Math.min(CHUNK, capacity - first);
+        MemoryRegion chunk = pd.register(ByteBuffer.allocateDirect(slots * slotSize));
+        chunks.add(chunk);
+        views.add(chunk.buffer().order(ByteOrder.nativeOrder()));
+        return first;
+    }
+
+    ScatterGatherElement sge(int slot, int length) {
+        return chunks.get(slot / CHUNK).sge((slot % CHUNK) * slotSize, length);
+    }
+
+    /** The chunk's memory in native order; the slot starts at {@link #offset}. */
+    ByteBuffer memory(int slot) {
+        return views.get(slot / CHUNK);
+    }
+
+    int offset(int slot) {
+        return (slot % CHUNK) * slotSize;
+    }
+
+    @Override
+    public void close() {
+        chunks.forEach(MemoryRegion::close);
+        chunks.clear();
+        views.clear();
+    }
+}

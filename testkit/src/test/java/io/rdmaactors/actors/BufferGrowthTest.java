@@ -1,0 +1,59 @@
+package io.rdmaactors.actors;
+
+import static io.rdmaactors.actors.Connections.WAIT;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmaactors.testkit.RdmaTestKit;
+import io.rdmaactors.verbs.ResourceKind;
+import java.nio.ByteBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** An idle connection pins one chunk of receive slots; traffic grows the slots up to the queue depths. */
+class BufferGrowthTest {
+
+    private static final int DEPTH = 64;
+
+    private RdmaTestKit kit;
+
+    @BeforeEach
+    void start() {
+        kit = RdmaTestKit.create("rdma-actors.send-queue-depth = " + DEPTH + "\nrdma-actors.receive-queue-depth = "
+                + DEPTH + "\nrdma-actors.buffer-size = 256");
+    }
+
+    @AfterEach
+    void stop() {
+        kit.close();
+    }
+
+    @Test
+    void anIdleConnectionRegistersOneChunkPerEndAndABurstGrowsItWithoutLoss() {
+        Connections.Listener listener = Connections.listen(kit, 4);
+        long before = kit.fabric().ledger().live(ResourceKind.MEMORY_REGION);
+        Connections.Pair pair = Connections.connect(kit, listener);
+        assertEquals(before + 2, kit.fabric().ledger().live(ResourceKind.MEMORY_REGION),
+                "an idle connection registers one receive chunk per end and no send slots");
+        // a whole send queue at once: more than the receives first posted, so the receiver must grow
+        for (int n = 0; n < DEPTH; n++) {
+            pair.client().tell(RdmaProtocol.Send.of(ByteBuffer.allocate(4).putInt(n).array(), n));
+        }
+        for (int n = 0; n < DEPTH; n++) {
+            RdmaProtocol.Received r = assertInstanceOf(RdmaProtocol.Received.class,
+                    pair.serverEvents().receiveMessage(WAIT));
+            assertEquals(n, ByteBuffer.wrap(r.data()).getInt(), "delivered in order");
+        }
+        assertEquals(DEPTH, pair.clientEvents().receiveSeveralMessages(DEPTH, WAIT).stream()
+                .filter(RdmaProtocol.Acked.class::isInstance).count());
+        long registered = kit.fabric().ledger().live(ResourceKind.MEMORY_REGION) - before;
+        long chunksPerQueue = DEPTH / RegisteredSlots.CHUNK;
+        assertTrue(registered > 2 + chunksPerQueue, "send slots and receives grew: " + registered + " regions");
+        assertTrue(registered <= 4 * chunksPerQueue, "never past the queue depths: " + registered + " regions");
+        Connections.close(kit, pair);
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+}
