@@ -1,18 +1,20 @@
 #!/bin/bash
-# Send/receive ping-pong latency of the jna provider (bench JnaPingPong) against rdma-core's own
-# ib_send_lat -R (perftest), interleaved, on one RDMA device: server and client of each on ADDR.
+# Send/receive ping-pong latency on the jna provider, through the bare SPI (bench JnaPingPong) and
+# through the actors (bench ActorPingPongLatency), against rdma-core's own ib_send_lat -R
+# (perftest), interleaved, on one RDMA device: server and client of each on ADDR.
 # Runs where an RDMA device is: inside the Soft-RoCE guest
 #   native/softroce-vm/vm.sh 'native/latency-vs-perftest.sh'
 # or on a host with RDMA hardware (ADDR=its address, DEV=its device).
 # Needs the bench built on the host first:
 #   mvn -B -o install -DskipTests -pl cm-events,core,actors && mvn -B -o package -DskipTests -pl bench
-# Both report half the round trip (ib_send_lat's convention) and t_typical is the median; prints each
-# run, the median t_typical of each side over the rounds, and the ratio Java/perftest.
+# All report half the round trip (ib_send_lat's convention) and t_typical is the median; prints each
+# run, the median t_typical of each over the rounds, and the ratios to perftest's.
 # Env: ADDR (10.0.2.15), DEV (rxe0), SIZE (64), ITERS (10000 measured round trips per run),
 #      WARMUP (20000, Java only: the JIT's), ROUNDS (3 runs of each), PORT (18515, first perftest port),
 #      JAVA_OPTS (-XX:+UseSerialGC -XX:-TieredCompilation: C2 only, so fewer recompilations patch
 #      code while both threads spin; one SIGILL in patched C1 code was seen under qemu's emulation).
-# Both sides send inline (ib_send_lat -I SIZE), as JnaPingPong does.
+# ib_send_lat asks for inline sends (-I SIZE), as JnaPingPong does; the actors copy into registered
+# buffers and do not send inline. The perftest log shows the inline size the device granted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ADDR=${ADDR:-10.0.2.15}
@@ -33,12 +35,13 @@ trap 'rm -rf "$LOG"' EXIT
 # The data row of a latency table: "#bytes #iterations t_min t_max t_typical ...": prints t_typical.
 typical() { awk -v s="$SIZE" -v n="$ITERS" '$1 == s && $2 == n && NF >= 8 { print $5; exit }' "$1"; }
 
-java_run() {  # $1: round; prints t_typical
-  local out=$LOG/java-$1
+java_run() {  # $1: round, $2: main class, $3...: its extra options; prints t_typical
+  local out=$LOG/java-$1-$2 main=$2
+  shift 2
   # shellcheck disable=SC2086
-  java $JAVA_OPTS -cp "$CP" io.rdmaactors.bench.JnaPingPong --address="$ADDR" --size="$SIZE" \
-    --iterations="$ITERS" --warmup="$WARMUP" > "$out" 2>&1 || { sed 's/^/  java     | /' "$out" >&2; return 1; }
-  sed 's/^/  java     | /' "$out" >&2
+  java $JAVA_OPTS -cp "$CP" "io.rdmaactors.bench.$main" --address="$ADDR" --size="$SIZE" \
+    --iterations="$ITERS" --warmup="$WARMUP" "$@" > "$out" 2>&1 || { sed "s/^/  $main | /" "$out" >&2; return 1; }
+  sed "s/^/  $main | /" "$out" >&2
   typical "$out"
 }
 
@@ -60,22 +63,26 @@ perftest_run() {  # $1: round; prints t_typical
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
-echo "== latency: jna provider (JnaPingPong) vs ib_send_lat -R; $SIZE bytes, $ITERS round trips per run, $ROUNDS runs each, on $DEV ($ADDR)"
+echo "== latency: jna provider (JnaPingPong, ActorPingPongLatency) vs ib_send_lat -R; $SIZE bytes, $ITERS round trips per run, $ROUNDS runs each, on $DEV ($ADDR)"
 java -version 2>&1 | head -1
 ib_send_lat --version 2>&1 | head -1 || true
-JAVA=() PERF=()
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+JAVA=() ACTORS=() PERF=()
 for r in $(seq 1 "$ROUNDS"); do
-  # alternate which goes first, so neither always runs on a warmer (or busier) machine
-  if [ $((r % 2)) = 1 ]; then
-    j=$(java_run "$r"); p=$(perftest_run "$r")
-  else
-    p=$(perftest_run "$r"); j=$(java_run "$r")
-  fi
-  [ -n "$j" ] && [ -n "$p" ] || { echo "round $r: no t_typical parsed (java '$j', perftest '$p')"; exit 1; }
-  JAVA+=("$j"); PERF+=("$p")
-  echo "round $r: t_typical java $j us, perftest $p us, ratio $(awk -v a="$j" -v b="$p" 'BEGIN { printf "%.2f", a / b }')"
+  # rotate which goes first, so none always runs on a warmer (or busier) machine
+  case $((r % 3)) in
+    1) j=$(java_run "$r" JnaPingPong); a=$(java_run "$r" ActorPingPongLatency --fabric=jna); p=$(perftest_run "$r") ;;
+    2) p=$(perftest_run "$r"); j=$(java_run "$r" JnaPingPong); a=$(java_run "$r" ActorPingPongLatency --fabric=jna) ;;
+    0) a=$(java_run "$r" ActorPingPongLatency --fabric=jna); p=$(perftest_run "$r"); j=$(java_run "$r" JnaPingPong) ;;
+  esac
+  [ -n "$j" ] && [ -n "$a" ] && [ -n "$p" ] ||
+    { echo "round $r: no t_typical parsed (java '$j', actors '$a', perftest '$p')"; exit 1; }
+  JAVA+=("$j"); ACTORS+=("$a"); PERF+=("$p")
+  echo "round $r: t_typical java $j us, actors $a us, perftest $p us; java/perftest $(ratio "$j" "$p"), actors/perftest $(ratio "$a" "$p")"
 done
 jm=$(printf '%s\n' "${JAVA[@]}" | median)
+am=$(printf '%s\n' "${ACTORS[@]}" | median)
 pm=$(printf '%s\n' "${PERF[@]}" | median)
 echo "SUMMARY latency-vs-perftest: $SIZE-byte send/recv, t_typical (median of $ROUNDS runs, half round trip):" \
-  "java (jna) $jm us, ib_send_lat $pm us, ratio java/perftest $(awk -v a="$jm" -v b="$pm" 'BEGIN { printf "%.2f", a / b }')"
+  "java (jna) $jm us, actors (jna) $am us, ib_send_lat $pm us; java/perftest $(ratio "$jm" "$pm")," \
+  "actors/perftest $(ratio "$am" "$pm")"

@@ -125,6 +125,27 @@ public final class BenchSupport {
         return median(ratios);
     }
 
+    /**
+     * Prints round trips (nanoseconds, sorted here) as ib_send_lat prints its table: half the round
+     * trip, t_typical the median; then the SUMMARY line.
+     */
+    static void printLatencyTable(String name, String device, int size, long[] rtt) {
+        Arrays.sort(rtt);
+        int n = rtt.length;
+        double typical = rtt[n / 2] / 2e3;
+        double average = Arrays.stream(rtt).average().orElse(0) / 2e3;
+        System.out.printf("#bytes #iterations t_min[usec] t_max[usec] t_typical[usec] t_avg[usec]"
+                + " 99%% percentile[usec] 99.9%% percentile[usec]   (half round trip, as ib_send_lat)%n");
+        System.out.printf("%d %d %.2f %.2f %.2f %.2f %.2f %.2f%n", size, n, rtt[0] / 2e3, rtt[n - 1] / 2e3, typical,
+                average, percentile(rtt, 0.99) / 2e3, percentile(rtt, 0.999) / 2e3);
+        System.out.printf("SUMMARY %s: device %s, %d bytes, t_typical %.2f us (half round trip; round trip %.2f us),"
+                + " t_avg %.2f us over %d round trips%n", name, device, size, typical, typical * 2, average, n);
+    }
+
+    private static long percentile(long[] sorted, double p) {
+        return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p * sorted.length) - 1)];
+    }
+
     static String javaBinary() {
         return System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
     }

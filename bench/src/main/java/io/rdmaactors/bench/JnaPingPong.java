@@ -212,20 +212,6 @@ public final class JnaPingPong {
         if (ledgerTotal != 0) {
             throw new IllegalStateException(ledgerTotal + " resources leaked");
         }
-        Arrays.sort(rtt);
-        double typical = rtt[iterations / 2] / 2e3;
-        double average = Arrays.stream(rtt).average().orElse(0) / 2e3;
-        System.out.printf("#bytes #iterations t_min[usec] t_max[usec] t_typical[usec] t_avg[usec]"
-                + " 99%% percentile[usec] 99.9%% percentile[usec]   (half round trip, as ib_send_lat)%n");
-        System.out.printf("%d %d %.2f %.2f %.2f %.2f %.2f %.2f%n", size, iterations, rtt[0] / 2e3,
-                rtt[iterations - 1] / 2e3, typical, average, percentile(rtt, 0.99) / 2e3,
-                percentile(rtt, 0.999) / 2e3);
-        System.out.printf("SUMMARY JnaPingPong: device %s, %d bytes, t_typical %.2f us (half round trip;"
-                + " round trip %.2f us), t_avg %.2f us over %d round trips%n", deviceName, size, typical,
-                typical * 2, average, iterations);
-    }
-
-    private static long percentile(long[] sorted, double p) {
-        return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p * sorted.length) - 1)];
+        BenchSupport.printLatencyTable("JnaPingPong", deviceName, size, rtt);
     }
 }
