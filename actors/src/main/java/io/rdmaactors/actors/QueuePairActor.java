@@ -146,6 +146,8 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private final ArrayDeque<Held> held = new ArrayDeque<>();
     /** Data commands of this mailbox run, posted together by the Flush that follows them. */
     private final List<DataCommand> pending = new ArrayList<>();
+    /** Receives delivered in this poll, reposted together. */
+    private final List<ReceiveWorkRequest> reposts = new ArrayList<>();
     /** Send slots holding an outstanding command. */
     private int inUse;
     private boolean flushScheduled;
@@ -421,12 +423,16 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         }
     }
 
-    /** Polls the CQ empty; returns how many completions it took. */
+    /**
+     * Polls the CQ empty; returns how many completions it took. A batch that comes back short
+     * means the CQ was empty, so no empty poll is paid for (a native call each on rdma-core).
+     */
     private int pollAll() {
         int n;
         int total = 0;
         int receives = 0;
-        while ((n = cq.poll(batch)) > 0) {
+        do {
+            n = cq.poll(batch);
             total += n;
             for (int i = 0; i < n; i++) {
                 WorkCompletion wc = batch[i];
@@ -437,7 +443,8 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                     onSendCompletion(wc);
                 }
             }
-        }
+        } while (n == batch.length);
+        repostReceives();
         growReceives(receives);
         resumeWhenRoom();
         return total;
@@ -516,12 +523,21 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         buffers.receive.memory(h.slot()).get(buffers.receive.offset(h.slot()), data);
         handler.tell(new RdmaProtocol.Received(data, h.immediate()));
         if (!closed) {
-            try {
-                qp.postReceive(receiveRequest(buffers.receive, h.slot()));
-            } catch (RuntimeException e) {
-                getContext().getLog().debug("could not repost a receive", e);
-            }
+            reposts.add(receiveRequest(buffers.receive, h.slot()));
         }
+    }
+
+    /** Reposts the receives delivered since the last call, as one list. */
+    private void repostReceives() {
+        if (reposts.isEmpty()) {
+            return;
+        }
+        try {
+            qp.postReceive(reposts.toArray(new ReceiveWorkRequest[0]));
+        } catch (RuntimeException e) {
+            getContext().getLog().debug("could not repost receives", e);
+        }
+        reposts.clear();
     }
 
     private Behavior<ConnectionCommand> setReading(boolean suspended) {
@@ -534,6 +550,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         while (open && !readingSuspended && !held.isEmpty()) {
             deliver(held.poll());
         }
+        repostReceives();
     }
 
     private Behavior<ConnectionCommand> onModifyPath(ModifyPath m) {
