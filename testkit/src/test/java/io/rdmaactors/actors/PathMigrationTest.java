@@ -43,7 +43,10 @@ class PathMigrationTest {
         pair.serverEvents().expectMessageClass(RdmaProtocol.AlternatePathLoaded.class, WAIT);
         assertFalse(send(pair, 0, 50), "no migration while the primary path works");
         kit.faults().cutPort(kit.fabric().device("soft0"), 1);
-        assertTrue(send(pair, 50, 100), "the client's QP migrated");
+        if (!send(pair, 50, 100)) {
+            // the async event takes its own path (device pump, connection actor): it may trail the acks
+            pair.clientEvents().expectMessageClass(RdmaProtocol.PathMigrated.class, WAIT);
+        }
 
         List<Integer> received = new ArrayList<>();
         boolean serverMigrated = false;
