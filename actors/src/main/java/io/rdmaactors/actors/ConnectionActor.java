@@ -44,38 +44,44 @@ import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
  */
 final class ConnectionActor {
 
+    /** What the library's own actors tell a connection; everything else is the handler's command. */
+    interface Internal extends ConnectionCommand {
+    }
+
     /** A CM event for this connection's id. */
-    record Cm(CmEvent event) implements ConnectionCommand {
+    record Cm(CmEvent event) implements Internal {
     }
 
     /** An async event for this connection's QP or device. */
-    record Async(AsyncEvent event) implements ConnectionCommand {
+    record Async(AsyncEvent event) implements Internal {
     }
 
-    record QueuePairDrained() implements ConnectionCommand {
+    record QueuePairDrained() implements Internal {
     }
 
     /** A work request failed: the QP is in ERR and the connection is over. */
-    record QueuePairFailed(Throwable cause) implements ConnectionCommand {
+    record QueuePairFailed(Throwable cause) implements Internal {
     }
 
     /** A message this connection's QP took from the listener's shared receive queue. */
-    record SharedReceived(RdmaProtocol.Received received) implements ConnectionCommand {
+    record SharedReceived(RdmaProtocol.Received received) implements Internal {
     }
 
-    record QueuePairStarted(ActorRef<ConnectionCommand> qp) implements ConnectionCommand {
+    record QueuePairStarted(ActorRef<ConnectionCommand> qp) implements Internal {
     }
 
-    private record TimedOut() implements ConnectionCommand {
+    private record TimedOut() implements Internal {
     }
 
-    private record HandlerTerminated() implements ConnectionCommand {
+    private record HandlerTerminated() implements Internal {
     }
 
     private record EstablishedEarly(InetSocketAddress remote, byte[] privateData) {
     }
 
     private static final Object TIMER = "timeout";
+    /** The AddressError status of a host name that does not resolve (-EADDRNOTAVAIL, as rdma_cm reports). */
+    static final int UNRESOLVED = -99;
 
     private final ActorContext<ConnectionCommand> ctx;
     private final TimerScheduler<ConnectionCommand> timers;
@@ -85,6 +91,8 @@ final class ConnectionActor {
     /** The listener's SRQ this connection receives from, or null for its own receive queue. */
     private SrqActor.Shared shared;
     private ActorRef<ConnectionEvent> handler;
+    /** An agent's listener handler: it hears refusals until Accept names the connection's handler. */
+    private ActorRef<RdmaProtocol.ListenerEvent> bindHandler;
     /** This connection's PD; null on an SRQ (whose PD is the SRQ's) and before the route is resolved. */
     private ProtectionDomain pd;
     /** Memory exported to the peer: deregistered after the QP is gone, before the PD. */
@@ -121,9 +129,15 @@ final class ConnectionActor {
             ctx.watchWith(connect.handler(), new HandlerTerminated());
             Duration timeout = connect.timeout() == null ? settings.connectTimeout() : connect.timeout();
             timers.startSingleTimer(TIMER, new TimedOut(), timeout);
+            // stopping from setup runs no PostStop: the id is closed here
+            if (connect.remote().isUnresolved()) {
+                id.close();
+                return c.connectFailed(connect.remote(), new RdmaProtocol.AddressError(UNRESOLVED));
+            }
             try {
                 id.resolveAddress(null, connect.remote(), settings.resolveTimeout());
             } catch (RuntimeException e) {
+                id.close();
                 return c.connectFailed(connect.remote(), new RdmaProtocol.DeviceError(e));
             }
             return c.resolving(connect, timeout);
@@ -195,7 +209,7 @@ final class ConnectionActor {
     }
 
     private Behavior<ConnectionCommand> notConnected(ConnectionCommand command) {
-        if (handler != null && !(command instanceof Cm)) {
+        if (handler != null && !(command instanceof Internal)) {
             handler.tell(new CommandFailed(command, new RdmaProtocol.ConnectionClosed("not connected yet")));
         }
         return Behaviors.same();
@@ -210,8 +224,16 @@ final class ConnectionActor {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             ConnectionActor c = new ConnectionActor(ctx, timers, id, settings, devices);
             c.shared = shared;
+            c.bindHandler = bindHandler;
             if (shared == null) {
-                c.pd = id.device().allocateProtectionDomain();
+                try {
+                    c.pd = id.device().allocateProtectionDomain();
+                } catch (RuntimeException e) {
+                    ctx.getLog().warn("connection request from {} rejected: no protection domain", id.remoteAddress(), e);
+                    c.rejectQuietly();
+                    id.close();
+                    return Behaviors.stopped();
+                }
             }
             timers.startSingleTimer(TIMER, new TimedOut(), settings.acceptTimeout());
             bindHandler.tell(new RdmaProtocol.ConnectionRequested(id.remoteAddress(), privateData, ctx.getSelf()));
@@ -239,7 +261,7 @@ final class ConnectionActor {
                     try {
                         id.reject(r.privateData());
                     } catch (RuntimeException e) {
-                        ctx.getLog().warn("reject failed", e);
+                        bindHandler.tell(new CommandFailed(r, e));
                         rejectQuietly();
                     }
                     return Behaviors.stopped();
@@ -253,7 +275,11 @@ final class ConnectionActor {
                 .onMessage(Cm.class, m -> m.event() instanceof CmEvent.Disconnected
                         || m.event() instanceof CmEvent.DeviceRemoval ? Behaviors.stopped() : Behaviors.same())
                 .onMessage(RdmaProtocol.Export.class, this::onExport)
-                .onMessage(ConnectionCommand.class, c -> Behaviors.same())
+                .onMessage(Internal.class, i -> Behaviors.same())
+                .onMessage(ConnectionCommand.class, c -> {
+                    bindHandler.tell(new CommandFailed(c, new RdmaProtocol.ConnectionClosed("not accepted yet")));
+                    return Behaviors.same();
+                })
                 .onSignal(PostStop.class, s -> release())
                 .build();
     }
@@ -436,7 +462,11 @@ final class ConnectionActor {
                 .onMessage(QueuePairFailed.class, f -> closeWith(new RdmaProtocol.ErrorClosed(f.cause())))
                 .onMessage(Async.class, a -> onAsync(a.event()))
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
-                .onMessage(ConnectionCommand.class, c -> Behaviors.same())
+                .onMessage(Internal.class, i -> Behaviors.same())
+                .onMessage(ConnectionCommand.class, c -> {
+                    handler.tell(new CommandFailed(c, new IllegalStateException("the connection is established")));
+                    return Behaviors.same();
+                })
                 .onSignal(PostStop.class, s -> release())
                 .build();
     }
@@ -498,8 +528,8 @@ final class ConnectionActor {
                 .onMessage(RdmaProtocol.Abort.class, a -> closeWith(closing))
                 .onMessage(HandlerTerminated.class, t -> closeWith(closing))
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
-                .onMessage(RdmaProtocol.DataCommand.class, this::refuseWhileClosing)
-                .onMessage(ConnectionCommand.class, c -> Behaviors.same())
+                .onMessage(Internal.class, i -> Behaviors.same())
+                .onMessage(ConnectionCommand.class, this::refuseWhileClosing)
                 .onSignal(PostStop.class, s -> release())
                 .build();
     }
@@ -520,13 +550,13 @@ final class ConnectionActor {
                     return Behaviors.<ConnectionCommand>stopped();
                 })
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
-                .onMessage(RdmaProtocol.DataCommand.class, this::refuseWhileClosing)
-                .onMessage(ConnectionCommand.class, c -> Behaviors.same())
+                .onMessage(Internal.class, i -> Behaviors.same())
+                .onMessage(ConnectionCommand.class, this::refuseWhileClosing)
                 .onSignal(PostStop.class, s -> release())
                 .build();
     }
 
-    private Behavior<ConnectionCommand> refuseWhileClosing(RdmaProtocol.DataCommand command) {
+    private Behavior<ConnectionCommand> refuseWhileClosing(ConnectionCommand command) {
         handler.tell(new CommandFailed(command, new RdmaProtocol.ConnectionClosed("the connection is closing")));
         return Behaviors.same();
     }
@@ -555,6 +585,12 @@ final class ConnectionActor {
     private Behavior<ConnectionCommand> release() {
         if (handler != null && qp != null) {
             tellDisconnected(new RdmaProtocol.ErrorClosed(new IllegalStateException("rdma-actors stopped")));
+        }
+        ActorRef<CommandFailed> answers = handler != null ? handler.narrow()
+                : bindHandler != null ? bindHandler.narrow() : null;
+        if (answers != null) {
+            List<ActorRef<?>> actors = qpActor == null ? List.of(ctx.getSelf()) : List.of(ctx.getSelf(), qpActor);
+            new ClosedConnections.Stopped(actors, answers).publish(ctx.getSystem());
         }
         if (qp != null) {
             ActorRef<DeviceActor.Command> deviceActor = devices.actor(id.device());

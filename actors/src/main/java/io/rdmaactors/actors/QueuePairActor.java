@@ -535,7 +535,8 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         try {
             qp.postReceive(reposts.toArray(new ReceiveWorkRequest[0]));
         } catch (RuntimeException e) {
-            getContext().getLog().debug("could not repost receives", e);
+            // a receive queue that cannot be refilled would hold the peer back forever: end the connection
+            connection.tell(new ConnectionActor.QueuePairFailed(e));
         }
         reposts.clear();
     }

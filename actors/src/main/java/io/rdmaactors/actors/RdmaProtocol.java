@@ -6,6 +6,7 @@ import io.rdmaactors.verbs.WcStatus;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.Set;
 import org.apache.pekko.actor.typed.ActorRef;
 
@@ -31,6 +32,14 @@ public final class RdmaProtocol {
      */
     public record Listen(InetSocketAddress bind, ActorRef<ListenerEvent> handler, int backlog,
                          boolean sharedReceiveQueue) implements ManagerCommand {
+        public Listen {
+            Objects.requireNonNull(bind, "bind");
+            Objects.requireNonNull(handler, "handler");
+            if (backlog < 0) {
+                throw new IllegalArgumentException("backlog must not be negative: " + backlog);
+            }
+        }
+
         public Listen(InetSocketAddress bind, ActorRef<ListenerEvent> handler, int backlog) {
             this(bind, handler, backlog, false);
         }
@@ -43,6 +52,11 @@ public final class RdmaProtocol {
     public record Connect(InetSocketAddress remote, ActorRef<ConnectionEvent> handler, byte[] privateData,
                           Duration timeout) implements ManagerCommand {
         public Connect {
+            Objects.requireNonNull(remote, "remote");
+            Objects.requireNonNull(handler, "handler");
+            if (timeout != null && (timeout.isNegative() || timeout.isZero())) {
+                throw new IllegalArgumentException("timeout must be positive (null: rdma-actors.connect-timeout)");
+            }
             privateData = privateData == null ? new byte[0] : privateData.clone();
         }
     }
@@ -54,6 +68,11 @@ public final class RdmaProtocol {
      */
     public record JoinMulticast(InetSocketAddress group, InetSocketAddress source, ActorRef<MulticastEvent> handler)
             implements ManagerCommand {
+        public JoinMulticast {
+            Objects.requireNonNull(group, "group");
+            Objects.requireNonNull(handler, "handler");
+        }
+
         public JoinMulticast(InetSocketAddress group, ActorRef<MulticastEvent> handler) {
             this(group, null, handler);
         }
@@ -103,6 +122,7 @@ public final class RdmaProtocol {
     /** Accepts a requested connection with up to 196 bytes of private data; {@code handler} gets its events. */
     public record Accept(ActorRef<ConnectionEvent> handler, byte[] privateData) implements ConnectionCommand {
         public Accept {
+            Objects.requireNonNull(handler, "handler");
             privateData = privateData == null ? new byte[0] : privateData.clone();
         }
     }
@@ -123,7 +143,7 @@ public final class RdmaProtocol {
     /** A two-sided send into the peer's next receive; {@code immediate} may be null. */
     public record Send(byte[] data, Integer immediate, Object ack) implements DataCommand {
         public Send {
-            data = data.clone();
+            data = Objects.requireNonNull(data, "data").clone();
         }
 
         public static Send of(byte[] data, Object ack) {
@@ -135,21 +155,34 @@ public final class RdmaProtocol {
     public record Write(RemoteRegion target, long offset, byte[] data, Integer immediate, Object ack)
             implements DataCommand {
         public Write {
-            data = data.clone();
+            Objects.requireNonNull(target, "target");
+            data = Objects.requireNonNull(data, "data").clone();
         }
     }
 
     /** An RDMA read from an exported region; answered with {@link ReadCompleted}. */
     public record Read(RemoteRegion source, long offset, int length, Object ack) implements DataCommand {
+        public Read {
+            Objects.requireNonNull(source, "source");
+            if (length < 0) {
+                throw new IllegalArgumentException("length must not be negative: " + length);
+            }
+        }
     }
 
     /** Atomically adds to the 8 bytes at the offset; answered with {@link AtomicCompleted}. */
     public record FetchAdd(RemoteRegion target, long offset, long add, Object ack) implements DataCommand {
+        public FetchAdd {
+            Objects.requireNonNull(target, "target");
+        }
     }
 
     /** Atomically swaps the 8 bytes at the offset if they equal {@code expected}; answered with {@link AtomicCompleted}. */
     public record CompareSwap(RemoteRegion target, long offset, long expected, long swap, Object ack)
             implements DataCommand {
+        public CompareSwap {
+            Objects.requireNonNull(target, "target");
+        }
     }
 
     /**
@@ -160,6 +193,11 @@ public final class RdmaProtocol {
     public record Export(ByteBuffer buffer, Set<Access> access, ActorRef<Exported> replyTo)
             implements ConnectionCommand {
         public Export {
+            // registration pins memory for the device: only a direct buffer has a stable address
+            if (!Objects.requireNonNull(buffer, "buffer").isDirect()) {
+                throw new IllegalArgumentException("only a direct ByteBuffer can be exported");
+            }
+            Objects.requireNonNull(replyTo, "replyTo");
             access = Set.copyOf(access);
         }
     }
@@ -295,7 +333,7 @@ public final class RdmaProtocol {
     /** Sends one datagram (up to the buffer size and the path MTU) to every other member of the group. */
     public record SendToGroup(byte[] data, Object ack) implements MulticastCommand {
         public SendToGroup {
-            data = data.clone();
+            data = Objects.requireNonNull(data, "data").clone();
         }
     }
 

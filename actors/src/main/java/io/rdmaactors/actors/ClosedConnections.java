@@ -1,0 +1,105 @@
+package io.rdmaactors.actors;
+
+import io.rdmaactors.actors.RdmaProtocol.CommandFailed;
+import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
+import java.util.ArrayDeque;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.pekko.actor.DeadLetter;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.eventstream.EventStream;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+
+/**
+ * Answers the commands sent to a connection after it stopped, which Pekko would drop as dead
+ * letters: each gets CommandFailed(ConnectionClosed) at the handler the connection had. A stopped
+ * connection leaves a tombstone (its actors and its handler); dead letters addressed to a
+ * tombstone are answered. Tombstones are bounded (the oldest go first), and a dead letter that
+ * comes before its tombstone waits for it, as the two travel apart.
+ */
+final class ClosedConnections {
+
+    /** How many stopped connections are remembered, and how many early dead letters wait. */
+    private static final int REMEMBERED = 16_384;
+    private static final int WAITING = 1_024;
+
+    interface Command {
+    }
+
+    /** A connection stopped: commands to any of {@code actors} go to {@code handler}. */
+    record Stopped(List<ActorRef<?>> actors, ActorRef<CommandFailed> handler) implements Command {
+
+        /** Tells every ClosedConnections of the system. */
+        void publish(ActorSystem<?> system) {
+            system.eventStream().tell(new EventStream.Publish<>(this));
+        }
+    }
+
+    private record Dead(DeadLetter letter) implements Command {
+    }
+
+    private ClosedConnections() {
+    }
+
+    static Behavior<Command> create() {
+        return Behaviors.setup(ctx -> {
+            ctx.getSystem().eventStream().tell(new EventStream.Subscribe<>(DeadLetter.class,
+                    ctx.messageAdapter(DeadLetter.class, Dead::new)));
+            // connections publish their Stopped on the event stream: none of them needs a route here
+            ctx.getSystem().eventStream().tell(new EventStream.Subscribe<>(Stopped.class, ctx.getSelf().narrow()));
+            Map<org.apache.pekko.actor.ActorRef, ActorRef<CommandFailed>> tombstones =
+                    new LinkedHashMap<>(256, 0.75f, false) {
+                        @Override
+                        protected boolean removeEldestEntry(
+                                Map.Entry<org.apache.pekko.actor.ActorRef, ActorRef<CommandFailed>> eldest) {
+                            return size() > REMEMBERED;
+                        }
+                    };
+            ArrayDeque<DeadLetter> early = new ArrayDeque<>();
+            return Behaviors.receive(Command.class)
+                    .onMessage(Stopped.class, s -> {
+                        s.actors().forEach(a -> tombstones.put(Adapter.toClassic(a), s.handler()));
+                        for (Iterator<DeadLetter> i = early.iterator(); i.hasNext(); ) {
+                            DeadLetter d = i.next();
+                            ActorRef<CommandFailed> handler = tombstones.get(d.recipient());
+                            if (handler != null) {
+                                i.remove();
+                                answer(d, handler);
+                            }
+                        }
+                        return Behaviors.same();
+                    })
+                    .onMessage(Dead.class, d -> {
+                        DeadLetter letter = d.letter();
+                        if (!isUserCommand(letter.message())) {
+                            return Behaviors.same();
+                        }
+                        ActorRef<CommandFailed> handler = tombstones.get(letter.recipient());
+                        if (handler != null) {
+                            answer(letter, handler);
+                        } else {
+                            if (early.size() == WAITING) {
+                                early.poll();
+                            }
+                            early.add(letter);
+                        }
+                        return Behaviors.same();
+                    })
+                    .build();
+        });
+    }
+
+    private static boolean isUserCommand(Object message) {
+        return message instanceof ConnectionCommand && !(message instanceof ConnectionActor.Internal)
+                && !(message instanceof QueuePairActor.Command);
+    }
+
+    private static void answer(DeadLetter letter, ActorRef<CommandFailed> handler) {
+        handler.tell(new CommandFailed(letter.message(), new RdmaProtocol.ConnectionClosed("the connection is closed")));
+    }
+}

@@ -1,0 +1,143 @@
+package io.rdmaactors.actors;
+
+import static io.rdmaactors.actors.Connections.WAIT;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
+import io.rdmaactors.testkit.RdmaTestKit;
+import io.rdmaactors.verbs.Access;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.Set;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Every command gets exactly one answer, whatever state its connection is in; bad commands fail at construction. */
+class EveryCommandAnsweredTest {
+
+    private RdmaTestKit kit;
+
+    @BeforeEach
+    void start() {
+        kit = RdmaTestKit.create();
+    }
+
+    @AfterEach
+    void stop() {
+        kit.close();
+    }
+
+    @Test
+    void badArgumentsFailAtConstructionNamingWhatIsWrong() {
+        TestProbe<ConnectionEvent> events = kit.probe();
+        InetSocketAddress somewhere = kit.address(1);
+        assertTrue(assertThrows(NullPointerException.class, () -> new RdmaProtocol.Listen(somewhere, null, 1))
+                .getMessage().contains("handler"));
+        assertTrue(assertThrows(NullPointerException.class, () -> new RdmaProtocol.Connect(null, events.getRef(),
+                null, null)).getMessage().contains("remote"));
+        assertThrows(IllegalArgumentException.class, () -> new RdmaProtocol.Connect(somewhere, events.getRef(), null,
+                Duration.ZERO));
+        assertThrows(NullPointerException.class, () -> new RdmaProtocol.Accept(null, null));
+        assertThrows(NullPointerException.class, () -> RdmaProtocol.Send.of(null, 1));
+        assertThrows(IllegalArgumentException.class, () -> new RdmaProtocol.Read(new RemoteRegion(0, 8, 1), 0, -1,
+                null));
+        TestProbe<RdmaProtocol.Exported> exported = kit.probe();
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> new RdmaProtocol.Export(ByteBuffer.allocate(8),
+                Set.of(Access.REMOTE_READ), exported.getRef())).getMessage().contains("direct"));
+    }
+
+    @Test
+    void anUnresolvableHostFailsTheConnectWithAnAddressErrorAndLeaksNothing() {
+        TestProbe<ConnectionEvent> events = kit.probe();
+        kit.manager().tell(new RdmaProtocol.Connect(InetSocketAddress.createUnresolved("no.such.host.invalid", 7471),
+                events.getRef(), null, WAIT));
+        RdmaProtocol.ConnectFailed failed = events.expectMessageClass(RdmaProtocol.ConnectFailed.class, WAIT);
+        assertInstanceOf(RdmaProtocol.AddressError.class, failed.reason());
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void commandsBeforeAcceptAndABadRejectAnswerTheListenersHandler() {
+        Connections.Listener listener = Connections.listen(kit, 4);
+        TestProbe<ConnectionEvent> client = kit.probe();
+        kit.manager().tell(new RdmaProtocol.Connect(listener.listening().localAddress(), client.getRef(), null, WAIT));
+        RdmaProtocol.ConnectionRequested request = listener.bind()
+                .expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
+        RdmaProtocol.Send early = RdmaProtocol.Send.of(new byte[] {1}, "early");
+        request.connection().tell(early);
+        assertSame(early, listener.bind().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        RdmaProtocol.Reject tooLong = new RdmaProtocol.Reject(new byte[149]);
+        request.connection().tell(tooLong);
+        assertSame(tooLong, listener.bind().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        // the request is still refused, so the client hears it
+        assertInstanceOf(RdmaProtocol.Rejected.class,
+                client.expectMessageClass(RdmaProtocol.ConnectFailed.class, WAIT).reason());
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void acceptOrRejectOfAnEstablishedConnectionIsRefused() {
+        Connections.Listener listener = Connections.listen(kit, 4);
+        Connections.Pair pair = Connections.connect(kit, listener);
+        RdmaProtocol.Accept again = new RdmaProtocol.Accept(pair.serverEvents().getRef(), null);
+        pair.server().tell(again);
+        assertSame(again, pair.serverEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        RdmaProtocol.Reject late = new RdmaProtocol.Reject(null);
+        pair.server().tell(late);
+        assertSame(late, pair.serverEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        Connections.close(kit, pair);
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void commandsAfterDisconnectAreRefusedNotLost() {
+        Connections.Listener listener = Connections.listen(kit, 4);
+        Connections.Pair pair = Connections.connect(kit, listener);
+        pair.client().tell(new RdmaProtocol.Disconnect());
+        RdmaProtocol.Send late = RdmaProtocol.Send.of(new byte[] {1}, "late");
+        pair.client().tell(late);
+        RdmaProtocol.Disconnect twice = new RdmaProtocol.Disconnect();
+        pair.client().tell(twice);
+        RdmaProtocol.CommandFailed refused = pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class,
+                WAIT);
+        assertSame(late, refused.command());
+        assertInstanceOf(RdmaProtocol.ConnectionClosed.class, refused.cause());
+        assertSame(twice, pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        assertInstanceOf(RdmaProtocol.Closed.class, Connections.awaitDisconnected(pair.clientEvents()).reason());
+        Connections.awaitDisconnected(pair.serverEvents());
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void commandsToAConnectionThatStoppedAreAnsweredNotDeadLetters() {
+        Connections.Listener listener = Connections.listen(kit, 4);
+        Connections.Pair pair = Connections.connect(kit, listener);
+        Connections.close(kit, pair);
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT); // its actors are gone
+        for (int n = 0; n < 10; n++) {
+            pair.client().tell(RdmaProtocol.Send.of(new byte[] {1}, n));
+        }
+        RdmaProtocol.Export export = new RdmaProtocol.Export(ByteBuffer.allocateDirect(8), Set.of(Access.REMOTE_READ),
+                kit.<RdmaProtocol.Exported>probe().getRef());
+        pair.server().tell(export);
+        for (int n = 0; n < 10; n++) {
+            RdmaProtocol.CommandFailed failed = pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class,
+                    WAIT);
+            assertEquals(n, ((RdmaProtocol.Send) failed.command()).ack());
+            assertInstanceOf(RdmaProtocol.ConnectionClosed.class, failed.cause());
+        }
+        assertSame(export, pair.serverEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        pair.clientEvents().expectNoMessage(Duration.ofMillis(200));
+    }
+}
