@@ -109,6 +109,10 @@ final class ConnectionActor {
     private DisconnectReason closing;
     /** The handler heard how this connection ended (Disconnected or ConnectFailed). */
     private boolean told;
+    /** The handler heard Connected. */
+    private boolean connected;
+    /** Where a connect goes: a ConnectFailed names it. */
+    private InetSocketAddress remote;
 
     private ConnectionActor(ActorContext<ConnectionCommand> ctx, TimerScheduler<ConnectionCommand> timers, CmId id,
                             RdmaSettings settings, Devices devices) {
@@ -126,6 +130,7 @@ final class ConnectionActor {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             ConnectionActor c = new ConnectionActor(ctx, timers, id, settings, devices);
             c.handler = connect.handler();
+            c.remote = connect.remote();
             ctx.watchWith(connect.handler(), new HandlerTerminated());
             Duration timeout = connect.timeout() == null ? settings.connectTimeout() : connect.timeout();
             timers.startSingleTimer(TIMER, new TimedOut(), timeout);
@@ -412,6 +417,7 @@ final class ConnectionActor {
             return;
         }
         connectedPending = null;
+        connected = true;
         handler.tell(new RdmaProtocol.Connected(qpActor, remote, id.localAddress(), privateData));
         qpActor.tell(new QueuePairActor.Open());
         beforeConnected.forEach(handler::tell);
@@ -583,8 +589,12 @@ final class ConnectionActor {
      * or the system shutting down) still tells its handler.
      */
     private Behavior<ConnectionCommand> release() {
-        if (handler != null && qp != null) {
-            tellDisconnected(new RdmaProtocol.ErrorClosed(new IllegalStateException("rdma-actors stopped")));
+        IllegalStateException stopped = new IllegalStateException("rdma-actors stopped");
+        if (connected) {
+            tellDisconnected(new RdmaProtocol.ErrorClosed(stopped));
+        } else if (handler != null && !told) {
+            // a connect or accept cut short (the manager restarting): it fails, it never was connected
+            connectFailed(remote != null ? remote : id.remoteAddress(), new RdmaProtocol.DeviceError(stopped));
         }
         ActorRef<CommandFailed> answers = handler != null ? handler.narrow()
                 : bindHandler != null ? bindHandler.narrow() : null;

@@ -2,6 +2,7 @@ package io.rdmaactors.actors;
 
 import static io.rdmaactors.actors.Connections.WAIT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 
 import io.rdmaactors.testkit.RdmaTestKit;
@@ -53,5 +54,19 @@ class SupervisionTest {
         assertEquals("after-restart", fresh.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT).token());
         Connections.close(kit, fresh);
         Connections.unbind(again);
+    }
+
+    @Test
+    void aConnectCutShortByAManagerRestartFailsAtOnce() {
+        Connections.Listener listener = Connections.listen(kit, 8);
+        TestProbe<RdmaProtocol.ConnectionEvent> client = kit.probe();
+        kit.manager().tell(new RdmaProtocol.Connect(listener.listening().localAddress(), client.getRef(), null,
+                java.time.Duration.ofSeconds(60)));
+        // the request stays unanswered, so the connect is still under way when the manager fails
+        listener.bind().expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
+        kit.manager().tell(new RdmaProtocol.GetFabric(null));
+        RdmaProtocol.ConnectFailed failed = client.expectMessageClass(RdmaProtocol.ConnectFailed.class, WAIT);
+        assertInstanceOf(RdmaProtocol.DeviceError.class, failed.reason());
+        client.expectNoMessage(java.time.Duration.ofMillis(200));
     }
 }
