@@ -6,6 +6,7 @@ import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.EventChannel;
 import io.rdmaactors.verbs.Fabric;
 import io.rdmaactors.verbs.PortSpace;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -14,6 +15,8 @@ import java.util.function.Consumer;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
+import org.apache.pekko.actor.typed.PreRestart;
+import org.apache.pekko.actor.typed.SupervisorStrategy;
 import org.apache.pekko.actor.typed.Props;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
@@ -65,10 +68,15 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     /** Events for requested ids whose agent is not running yet. */
     private final Map<Long, List<CmEvent>> held = new HashMap<>();
 
-    /** Runs {@code channel} (created by the caller, so it exists once this returns) and closes it on stop. */
+    /**
+     * Runs {@code channel} (created by the caller, so it exists once this returns) and closes it on
+     * stop. A failure restarts it on the same channel: its listeners and connections stop (their
+     * handlers hear Unbound or Disconnected(ErrorClosed)) and new commands are served again.
+     */
     static Behavior<Command> create(Fabric fabric, EventChannel channel, RdmaSettings settings,
                                     Devices devices) {
-        return Behaviors.setup(ctx -> new CmEventActor(ctx, fabric, channel, settings, devices));
+        return Behaviors.supervise(Behaviors.<Command>setup(ctx -> new CmEventActor(ctx, fabric, channel, settings,
+                devices))).onFailure(SupervisorStrategy.restart().withLimit(10, Duration.ofMinutes(1)));
     }
 
     private CmEventActor(ActorContext<Command> ctx, Fabric fabric, EventChannel channel, RdmaSettings settings,
@@ -99,6 +107,10 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
                 .onMessage(Stopped.class, s -> {
                     routes.remove(s.handle());
                     held.remove(s.handle());
+                    return this;
+                })
+                .onSignal(PreRestart.class, s -> {
+                    pump.close();
                     return this;
                 })
                 .onSignal(PostStop.class, s -> {

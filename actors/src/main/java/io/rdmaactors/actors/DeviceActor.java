@@ -4,12 +4,14 @@ import io.rdmaactors.cm.AsyncEvent;
 import io.rdmaactors.cm.AsyncEventType;
 import io.rdmaactors.cm.EventPump;
 import io.rdmaactors.verbs.Device;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
 import org.apache.pekko.actor.typed.PreRestart;
+import org.apache.pekko.actor.typed.SupervisorStrategy;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
@@ -41,16 +43,25 @@ final class DeviceActor extends AbstractBehavior<DeviceActor.Command> {
 
     private final Device device;
     private final EventPump<AsyncEvent> pump;
-    private final Map<Integer, ActorRef<RdmaProtocol.ConnectionCommand>> owners = new HashMap<>();
-    private final Map<Long, ActorRef<SrqActor.Command>> srqs = new HashMap<>();
+    private final Map<Integer, ActorRef<RdmaProtocol.ConnectionCommand>> owners;
+    private final Map<Long, ActorRef<SrqActor.Command>> srqs;
 
+    /** Restarted under supervision, it keeps its owners: connections register once. */
     static Behavior<Command> create(Device device) {
-        return Behaviors.setup(ctx -> new DeviceActor(ctx, device));
+        Map<Integer, ActorRef<RdmaProtocol.ConnectionCommand>> owners = new HashMap<>();
+        Map<Long, ActorRef<SrqActor.Command>> srqs = new HashMap<>();
+        return Behaviors.supervise(Behaviors.<Command>setup(ctx -> new DeviceActor(ctx, device, owners, srqs)))
+                .onFailure(SupervisorStrategy.restart().withLimit(10, Duration.ofMinutes(1)));
     }
 
-    private DeviceActor(ActorContext<Command> ctx, Device device) {
+    private DeviceActor(ActorContext<Command> ctx, Device device,
+                        Map<Integer, ActorRef<RdmaProtocol.ConnectionCommand>> owners,
+                        Map<Long, ActorRef<SrqActor.Command>> srqs) {
         super(ctx);
         this.device = device;
+        this.owners = owners;
+        this.srqs = srqs;
+        srqs.forEach((srq, owner) -> ctx.watchWith(owner, new SrqStopped(srq)));
         ActorRef<Command> self = ctx.getSelf();
         this.pump = EventPump.start("rdma-async-" + device.name(), device.asyncEvents(), e -> self.tell(new Pumped(e)),
                 AsyncEvent.SourceFailed::new);
@@ -68,8 +79,8 @@ final class DeviceActor extends AbstractBehavior<DeviceActor.Command> {
                     return this;
                 })
                 .onMessage(RegisterSrq.class, r -> {
-                    srqs.put(r.srq(), r.owner());
                     getContext().watchWith(r.owner(), new SrqStopped(r.srq()));
+                    srqs.put(r.srq(), r.owner());
                     return this;
                 })
                 .onMessage(SrqStopped.class, s -> {

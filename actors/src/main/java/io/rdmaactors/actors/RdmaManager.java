@@ -76,8 +76,7 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
         try {
             for (Device device : fabric.devices()) {
                 pollers.put(device.name(), new CompletionPoller(device, settings.completionPollers()));
-                devices.put(device.name(), ctx.spawn(Behaviors.supervise(DeviceActor.create(device))
-                        .onFailure(SupervisorStrategy.restart()), "device-" + device.name(), props));
+                devices.put(device.name(), ctx.spawn(DeviceActor.create(device), "device-" + device.name(), props));
             }
         } catch (RuntimeException e) {
             release();

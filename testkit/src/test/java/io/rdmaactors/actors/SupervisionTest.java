@@ -7,6 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertNotSame;
 
 import io.rdmaactors.testkit.RdmaTestKit;
 import io.rdmaactors.verbs.Fabric;
+import java.net.InetSocketAddress;
+import org.apache.pekko.actor.ActorRef;
+import org.apache.pekko.actor.ActorSelection;
+import org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -54,6 +58,46 @@ class SupervisionTest {
         assertEquals("after-restart", fresh.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT).token());
         Connections.close(kit, fresh);
         Connections.unbind(again);
+    }
+
+    @Test
+    void aFailedCmEventActorEndsItsConnectionsAndTheManagerServesAgain() {
+        Connections.Listener listener = Connections.listen(kit, 8);
+        Connections.Pair pair = Connections.connect(kit, listener);
+        // a message that makes the CM event actor throw (its route to nobody)
+        internal("/system/rdma-manager/cm-events").tell(new CmEventActor.Route(1, null), ActorRef.noSender());
+        assertInstanceOf(RdmaProtocol.ErrorClosed.class, Connections.awaitDisconnected(pair.clientEvents()).reason());
+        listener.bind().fishForMessage(WAIT, e -> e instanceof RdmaProtocol.Unbound
+                ? FishingOutcomes.complete() : FishingOutcomes.continueAndIgnore());
+        Connections.Listener again = Connections.listen(kit, 8);
+        Connections.Pair fresh = Connections.connect(kit, again);
+        fresh.client().tell(RdmaProtocol.Send.of(new byte[] {7}, "after"));
+        assertEquals("after", fresh.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT).token());
+        Connections.close(kit, fresh);
+        Connections.unbind(again);
+    }
+
+    @Test
+    void aRestartedDeviceActorStillRoutesAsyncEventsToExistingConnections() {
+        Connections.assumeFaultInjection(kit);
+        Connections.Listener listener = Connections.listen(kit, 8);
+        Connections.Pair pair = Connections.connect(kit, listener);
+        // a message that makes the device actor throw: supervision restarts it
+        internal("/system/rdma-manager/device-soft0").tell(new DeviceActor.RegisterSrq(1, null), ActorRef.noSender());
+        pair.client().tell(new RdmaProtocol.LoadAlternatePath(new InetSocketAddress("127.0.0.2", 0), 2));
+        pair.clientEvents().expectMessageClass(RdmaProtocol.AlternatePathLoaded.class, WAIT);
+        kit.faults().cutPort(kit.fabric().device("soft0"), 1);
+        pair.client().tell(RdmaProtocol.Send.of(new byte[] {1}, 1));
+        // PATH_MIG reaches the connection through the restarted device actor
+        pair.clientEvents().fishForMessage(WAIT, e -> e instanceof RdmaProtocol.PathMigrated
+                ? FishingOutcomes.complete() : FishingOutcomes.continueAndIgnore());
+        Connections.close(kit, pair);
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    private ActorSelection internal(String path) {
+        return kit.testKit().system().classicSystem().actorSelection(path);
     }
 
     @Test
