@@ -1,0 +1,417 @@
+package io.rdmaactors.bench;
+
+import com.typesafe.config.ConfigFactory;
+import io.rdmaactors.actors.Rdma;
+import io.rdmaactors.actors.RdmaProtocol;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.HdrHistogram.Histogram;
+import org.apache.pekko.actor.AbstractActor;
+import org.apache.pekko.actor.ExtendedActorSystem;
+import org.apache.pekko.actor.Props;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.io.Tcp;
+import org.apache.pekko.io.TcpMessage;
+import org.apache.pekko.util.ByteString;
+
+/**
+ * The actor API on the soft fabric against what a Pekko user would pick instead, Pekko IO TCP
+ * (classic {@code Tcp}), between two JVMs on 127.0.0.1: this process is the client of both, the
+ * child ({@link EchoSinkPeer}) serves both. Workloads: ping-pong of 64 B and 4 KiB (every round
+ * trip in an HdrHistogram, p50 and p99), and one-way streaming of 64 B (msg/s) and 64 KiB (MB/s).
+ * Streams use each transport's own flow control: rdma-actors keeps a send queue's worth of Sends
+ * outstanding, each answered by Acked; Pekko IO TCP writes with an ack and sends the next write on
+ * it. Each message is one Send or one Write. Rounds interleave the two and alternate which goes
+ * first; the summary gives each side's median and range and the ratio of the medians.
+ */
+public final class ActorVersusPekkoTcp {
+
+    private static final String USAGE = "ActorVersusPekkoTcp [--rounds=N measured rounds, default 5]"
+            + " [--pings=N round trips per ping-pong, default 5000] [--messages=N per 64 B stream, default 100000]"
+            + " [--large=N per 64 KiB stream, default 4000]";
+    /** A send queue's worth (64) less one slot for the end marker. */
+    private static final int WINDOW = 63;
+    private static final long STEP_SECONDS = 120;
+
+    private final ActorSystem<Void> system;
+    private final int[] ports;
+
+    private ActorVersusPekkoTcp(ActorSystem<Void> system, int[] ports) {
+        this.system = system;
+        this.ports = ports;
+    }
+
+    /**
+     * One workload: what it measures on a transport. Each run gives one value per figure; a
+     * latency figure (us) is better lower, a rate better higher.
+     */
+    private record Workload(String name, List<String> figures, boolean latency, Run run) {
+    }
+
+    private interface Run {
+        double[] on(boolean rdma) throws Exception;
+    }
+
+    public static void main(String[] args) {
+        BenchSupport.Options o = new BenchSupport.Options(args, USAGE, "rounds", "pings", "messages", "large");
+        int rounds = o.integer("rounds", 5, 1);
+        int pings = o.integer("pings", 5_000, 1);
+        int messages = o.integer("messages", 100_000, 1);
+        int large = o.integer("large", 4_000, 1);
+        BenchSupport.runOrReport("ActorVersusPekkoTcp", () -> run(rounds, pings, messages, large));
+    }
+
+    private static void run(int rounds, int pings, int messages, int large) throws Exception {
+        // 64 KiB messages need 64 KiB buffers; both sides use the same settings for every workload
+        int bufferSize = 64 * 1024;
+        System.out.printf("ActorVersusPekkoTcp: rdma-actors on the soft fabric vs Pekko IO TCP, two JVMs on"
+                + " 127.0.0.1; %d rounds, ping-pong %d round trips, streams of %d x 64 B and %d x 64 KiB%n",
+                rounds, pings, messages, large);
+        List<String> command = new ArrayList<>(List.of(BenchSupport.javaBinary(), "-cp",
+                System.getProperty("java.class.path"), "-Xmx1g", EchoSinkPeer.class.getName(),
+                Integer.toString(bufferSize)));
+        Process child = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "bench", ConfigFactory.parseString(
+                "pekko.loglevel = WARNING\nrdma-actors.buffer-size = " + bufferSize).withFallback(ConfigFactory.load()));
+        try {
+            BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(),
+                    StandardCharsets.UTF_8));
+            String line = out.readLine();
+            while (line != null && !line.startsWith("PORTS ")) {
+                line = out.readLine();
+            }
+            if (line == null) {
+                throw new IllegalStateException("the peer printed no ports");
+            }
+            String[] p = line.split(" ");
+            int[] ports = {Integer.parseInt(p[1]), Integer.parseInt(p[2]), Integer.parseInt(p[3]),
+                Integer.parseInt(p[4])};
+            new ActorVersusPekkoTcp(system, ports).rounds(rounds, pings, messages, large);
+        } finally {
+            child.getOutputStream().close();
+            system.terminate();
+            system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            if (!child.waitFor(30, TimeUnit.SECONDS)) {
+                child.destroyForcibly();
+            }
+        }
+    }
+
+    private void rounds(int rounds, int pings, int messages, int large) throws Exception {
+        List<Workload> workloads = List.of(pingPong(64, pings), pingPong(4096, pings),
+                new Workload("stream 64 B", List.of("msg/s"), false, rdma -> new double[] {
+                    messages / (rdma ? rdmaStream(64, messages) : tcpStream(64, messages))}),
+                new Workload("stream 64 KiB", List.of("MB/s"), false, rdma -> new double[] {
+                    large * 65536.0 / 1e6 / (rdma ? rdmaStream(65536, large) : tcpStream(65536, large))}));
+        // results[workload][figure][0: rdma-actors, 1: pekko tcp][round]
+        double[][][][] results = new double[workloads.size()][2][2][rounds];
+        for (int r = -1; r < rounds; r++) {
+            // round 0 (printed as warm-up) warms both sides' JITs and is not counted
+            for (int w = 0; w < workloads.size(); w++) {
+                Workload workload = workloads.get(w);
+                boolean rdmaFirst = Math.floorMod(r, 2) == 0;
+                double[] first = workload.run().on(rdmaFirst);
+                double[] second = workload.run().on(!rdmaFirst);
+                double[] rdma = rdmaFirst ? first : second;
+                double[] tcp = rdmaFirst ? second : first;
+                StringBuilder line = new StringBuilder(r < 0 ? "warm-up: " : "round " + (r + 1) + ": ");
+                line.append(String.format("%-15s", workload.name()));
+                for (int f = 0; f < workload.figures().size(); f++) {
+                    line.append(String.format(" %s rdma-actors %.1f, pekko tcp %.1f;", workload.figures().get(f),
+                            rdma[f], tcp[f]));
+                    if (r >= 0) {
+                        results[w][f][0][r] = rdma[f];
+                        results[w][f][1][r] = tcp[f];
+                    }
+                }
+                System.out.println(line);
+            }
+        }
+        StringBuilder summary = new StringBuilder("SUMMARY ActorVersusPekkoTcp: median of " + rounds
+                + " rounds, rdma-actors/pekko tcp:");
+        for (int w = 0; w < workloads.size(); w++) {
+            Workload workload = workloads.get(w);
+            for (int f = 0; f < workload.figures().size(); f++) {
+                double[] rdma = results[w][f][0];
+                double[] tcp = results[w][f][1];
+                double ratio = BenchSupport.median(rdma) / BenchSupport.median(tcp);
+                String figure = workload.name() + " " + workload.figures().get(f);
+                System.out.printf("%-22s rdma-actors %10.1f [%.1f-%.1f], pekko tcp %10.1f [%.1f-%.1f],"
+                        + " ratio %.2f (target %s 1.0)%n", figure, BenchSupport.median(rdma), min(rdma),
+                        BenchSupport.best(rdma), BenchSupport.median(tcp), min(tcp), BenchSupport.best(tcp), ratio,
+                        workload.latency() ? "<=" : ">=");
+                summary.append(String.format(" %s %.2f;", figure, ratio));
+            }
+        }
+        System.out.println(summary);
+    }
+
+    private static double min(double[] v) {
+        double m = Double.POSITIVE_INFINITY;
+        for (double x : v) {
+            m = Math.min(m, x);
+        }
+        return m;
+    }
+
+    /** Round trips in microseconds: p50 and p99 of one run. */
+    private Workload pingPong(int size, int count) {
+        return new Workload("ping-pong " + (size >= 1024 ? size / 1024 + " KiB" : size + " B"), List.of("p50 us",
+                "p99 us"), true, rdma -> {
+                    Histogram h = rdma ? rdmaPingPong(size, count) : tcpPingPong(size, count);
+                    return new double[] {h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0};
+                });
+    }
+
+    // ------------------------------------------------------------------ rdma-actors
+
+    @SuppressWarnings("unchecked")
+    private static ActorRef<RdmaProtocol.ConnectionCommand> connection(ActorRef<?> ref) {
+        return (ActorRef<RdmaProtocol.ConnectionCommand>) ref;
+    }
+
+    private <T> T await(CompletableFuture<T> result) throws Exception {
+        return result.get(STEP_SECONDS, TimeUnit.SECONDS);
+    }
+
+    private void connect(ActorRef<RdmaProtocol.ConnectionEvent> client, int port) {
+        Rdma.get(system).manager().tell(new RdmaProtocol.Connect(new InetSocketAddress("127.0.0.1", port), client,
+                null, null));
+    }
+
+    private Histogram rdmaPingPong(int size, int count) throws Exception {
+        CompletableFuture<Histogram> result = new CompletableFuture<>();
+        byte[] message = new byte[size];
+        ActorRef<RdmaProtocol.ConnectionEvent> client = system.systemActorOf(Behaviors.setup(ctx -> {
+            Histogram h = new Histogram(3_600_000_000L, 3);
+            ActorRef<?>[] peer = new ActorRef<?>[1];
+            long[] start = new long[1];
+            return Behaviors.receive(RdmaProtocol.ConnectionEvent.class)
+                    .onMessage(RdmaProtocol.Connected.class, c -> {
+                        peer[0] = c.connection();
+                        start[0] = System.nanoTime();
+                        connection(peer[0]).tell(new RdmaProtocol.Send(message, null, null));
+                        return Behaviors.same();
+                    })
+                    .onMessage(RdmaProtocol.Received.class, r -> {
+                        h.recordValue(System.nanoTime() - start[0]);
+                        if (h.getTotalCount() == count) {
+                            connection(peer[0]).tell(new RdmaProtocol.Disconnect());
+                            result.complete(h);
+                        } else {
+                            start[0] = System.nanoTime();
+                            connection(peer[0]).tell(new RdmaProtocol.Send(message, null, null));
+                        }
+                        return Behaviors.same();
+                    })
+                    .onMessage(RdmaProtocol.ConnectFailed.class, f -> failed(result, f))
+                    .onMessage(RdmaProtocol.Disconnected.class, d -> Behaviors.stopped())
+                    .onMessage(RdmaProtocol.ConnectionEvent.class, e -> Behaviors.same())
+                    .build();
+        }), "rdma-ping-" + System.nanoTime(), org.apache.pekko.actor.typed.Props.empty());
+        connect(client, ports[0]);
+        return await(result);
+    }
+
+    private static <T> Behavior<RdmaProtocol.ConnectionEvent> failed(CompletableFuture<T> result,
+                                                                     RdmaProtocol.ConnectFailed f) {
+        result.completeExceptionally(new IllegalStateException("connect failed: " + f.reason()));
+        return Behaviors.stopped();
+    }
+
+    /** Seconds from the first Send to the sink's answer to the last. */
+    private double rdmaStream(int size, int count) throws Exception {
+        CompletableFuture<Double> result = new CompletableFuture<>();
+        byte[] message = new byte[size];
+        ActorRef<RdmaProtocol.ConnectionEvent> client = system.systemActorOf(Behaviors.setup(ctx -> {
+            ActorRef<?>[] peer = new ActorRef<?>[1];
+            long[] start = new long[1];
+            int[] sent = new int[1];
+            return Behaviors.receive(RdmaProtocol.ConnectionEvent.class)
+                    .onMessage(RdmaProtocol.Connected.class, c -> {
+                        peer[0] = c.connection();
+                        start[0] = System.nanoTime();
+                        while (sent[0] < Math.min(WINDOW, count)) {
+                            connection(peer[0]).tell(new RdmaProtocol.Send(message, null, sent[0]++));
+                        }
+                        if (sent[0] == count) {
+                            connection(peer[0]).tell(new RdmaProtocol.Send(new byte[1], 1, null));
+                        }
+                        return Behaviors.same();
+                    })
+                    .onMessage(RdmaProtocol.Acked.class, a -> {
+                        if (sent[0] < count) {
+                            connection(peer[0]).tell(new RdmaProtocol.Send(message, null, sent[0]++));
+                            if (sent[0] == count) {
+                                // the end marker follows the last message on the same queue pair, in order
+                                connection(peer[0]).tell(new RdmaProtocol.Send(new byte[1], 1, null));
+                            }
+                        }
+                        return Behaviors.same();
+                    })
+                    .onMessage(RdmaProtocol.Received.class, r -> {
+                        long delivered = ByteBuffer.wrap(r.data()).getLong();
+                        if (delivered != count) {
+                            result.completeExceptionally(new IllegalStateException(
+                                    "the sink counted " + delivered + " of " + count));
+                        }
+                        result.complete((System.nanoTime() - start[0]) / 1e9);
+                        connection(peer[0]).tell(new RdmaProtocol.Disconnect());
+                        return Behaviors.same();
+                    })
+                    .onMessage(RdmaProtocol.CommandFailed.class, f -> {
+                        result.completeExceptionally(new IllegalStateException("refused: " + f.cause(), f.cause()));
+                        return Behaviors.same();
+                    })
+                    .onMessage(RdmaProtocol.ConnectFailed.class, f -> failed(result, f))
+                    .onMessage(RdmaProtocol.Disconnected.class, d -> Behaviors.stopped())
+                    .onMessage(RdmaProtocol.ConnectionEvent.class, e -> Behaviors.same())
+                    .build();
+        }), "rdma-stream-" + System.nanoTime(), org.apache.pekko.actor.typed.Props.empty());
+        connect(client, ports[1]);
+        return await(result);
+    }
+
+    // ------------------------------------------------------------------ Pekko IO TCP
+
+    private Histogram tcpPingPong(int size, int count) throws Exception {
+        CompletableFuture<Histogram> result = new CompletableFuture<>();
+        classic().systemActorOf(Props.create(TcpPingPong.class, () -> new TcpPingPong(
+                new InetSocketAddress("127.0.0.1", ports[2]), size, count, result)), "tcp-ping-" + System.nanoTime());
+        return await(result);
+    }
+
+    /** The client actors are system actors: the user guardian is the typed one. */
+    private ExtendedActorSystem classic() {
+        return (ExtendedActorSystem) system.classicSystem();
+    }
+
+    private double tcpStream(int size, int count) throws Exception {
+        CompletableFuture<Double> result = new CompletableFuture<>();
+        classic().systemActorOf(Props.create(TcpStream.class, () -> new TcpStream(
+                new InetSocketAddress("127.0.0.1", ports[3]), size, count, result)), "tcp-stream-" + System.nanoTime());
+        return await(result);
+    }
+
+    /** Writes a message, reads until all of it came back, times that, repeats. */
+    static final class TcpPingPong extends AbstractActor {
+        private final InetSocketAddress remote;
+        private final ByteString message;
+        private final int count;
+        private final CompletableFuture<Histogram> result;
+        private final Histogram histogram = new Histogram(3_600_000_000L, 3);
+        private org.apache.pekko.actor.ActorRef connection;
+        private long start;
+        private int received;
+
+        TcpPingPong(InetSocketAddress remote, int size, int count, CompletableFuture<Histogram> result) {
+            this.remote = remote;
+            this.message = ByteString.fromArray(new byte[size]);
+            this.count = count;
+            this.result = result;
+        }
+
+        @Override
+        public void preStart() {
+            Tcp.get(getContext().getSystem()).manager().tell(TcpMessage.connect(remote), getSelf());
+        }
+
+        @Override
+        public Receive createReceive() {
+            return receiveBuilder()
+                    .match(Tcp.Connected.class, c -> {
+                        connection = getSender();
+                        connection.tell(TcpMessage.register(getSelf()), getSelf());
+                        ping();
+                    })
+                    .match(Tcp.Received.class, r -> {
+                        received += r.data().size();
+                        if (received < message.size()) {
+                            return;
+                        }
+                        histogram.recordValue(System.nanoTime() - start);
+                        received = 0;
+                        if (histogram.getTotalCount() == count) {
+                            result.complete(histogram);
+                            connection.tell(TcpMessage.close(), getSelf());
+                        } else {
+                            ping();
+                        }
+                    })
+                    .match(Tcp.CommandFailed.class, f -> result.completeExceptionally(
+                            new IllegalStateException("tcp: " + f)))
+                    .match(Tcp.ConnectionClosed.class, c -> getContext().stop(getSelf()))
+                    .build();
+        }
+
+        private void ping() {
+            start = System.nanoTime();
+            connection.tell(TcpMessage.write(message), getSelf());
+        }
+    }
+
+    /** Announces the total, then writes one message per ack; times until the sink's answer. */
+    static final class TcpStream extends AbstractActor {
+        private final InetSocketAddress remote;
+        private final ByteString message;
+        private final int count;
+        private final CompletableFuture<Double> result;
+        private org.apache.pekko.actor.ActorRef connection;
+        private long start;
+        private int sent;
+
+        TcpStream(InetSocketAddress remote, int size, int count, CompletableFuture<Double> result) {
+            this.remote = remote;
+            this.message = ByteString.fromArray(new byte[size]);
+            this.count = count;
+            this.result = result;
+        }
+
+        @Override
+        public void preStart() {
+            Tcp.get(getContext().getSystem()).manager().tell(TcpMessage.connect(remote), getSelf());
+        }
+
+        @Override
+        public Receive createReceive() {
+            return receiveBuilder()
+                    .match(Tcp.Connected.class, c -> {
+                        connection = getSender();
+                        connection.tell(TcpMessage.register(getSelf()), getSelf());
+                        start = System.nanoTime();
+                        ByteString total = ByteString.fromArray(ByteBuffer.allocate(8)
+                                .putLong((long) count * message.size()).array());
+                        connection.tell(TcpMessage.write(total, Written.INSTANCE), getSelf());
+                    })
+                    .match(Written.class, w -> {
+                        if (sent < count) {
+                            sent++;
+                            connection.tell(TcpMessage.write(message, Written.INSTANCE), getSelf());
+                        }
+                    })
+                    .match(Tcp.Received.class, r -> {
+                        result.complete((System.nanoTime() - start) / 1e9);
+                        connection.tell(TcpMessage.close(), getSelf());
+                    })
+                    .match(Tcp.CommandFailed.class, f -> result.completeExceptionally(
+                            new IllegalStateException("tcp: " + f)))
+                    .match(Tcp.ConnectionClosed.class, c -> getContext().stop(getSelf()))
+                    .build();
+        }
+    }
+
+    /** The ack of a TCP write. */
+    static final class Written implements Tcp.Event {
+        static final Written INSTANCE = new Written();
+    }
+}

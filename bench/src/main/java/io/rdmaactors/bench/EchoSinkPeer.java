@@ -1,0 +1,225 @@
+package io.rdmaactors.bench;
+
+import com.typesafe.config.ConfigFactory;
+import io.rdmaactors.actors.Rdma;
+import io.rdmaactors.actors.RdmaProtocol;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.AbstractActor;
+import org.apache.pekko.actor.Props;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.io.Tcp;
+import org.apache.pekko.io.TcpMessage;
+import org.apache.pekko.util.ByteString;
+
+/**
+ * The child process of {@link ActorVersusPekkoTcp}: an echo server and a sink server on each
+ * transport, rdma-actors on the soft fabric and Pekko IO TCP, all on 127.0.0.1. It prints
+ * {@code PORTS rdmaEcho rdmaSink tcpEcho tcpSink} and runs until its standard input closes.
+ * A sink counts what it receives and answers the last message (RDMA: a Send with an immediate;
+ * TCP: the byte total announced in the first 8 bytes) with 8 bytes, so the sender can time the
+ * stream to its delivery.
+ */
+public final class EchoSinkPeer {
+
+    private EchoSinkPeer() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int bufferSize = Integer.parseInt(args[0]);
+        CompletableFuture<int[]> ports = new CompletableFuture<>();
+        ActorSystem<Void> system = ActorSystem.create(Behaviors.setup(ctx -> {
+            List<ActorRef<InetSocketAddress>> slots = portSlots(ctx, ports);
+            ctx.spawn(listener(ctx.getSystem(), echo(), slots.get(0)), "rdma-echo");
+            ctx.spawn(listener(ctx.getSystem(), sink(), slots.get(1)), "rdma-sink");
+            Adapter.actorOf(ctx, Props.create(TcpServer.class, () -> new TcpServer(false, slots.get(2))), "tcp-echo");
+            Adapter.actorOf(ctx, Props.create(TcpServer.class, () -> new TcpServer(true, slots.get(3))), "tcp-sink");
+            return Behaviors.empty();
+        }), "peer", ConfigFactory.parseString("pekko.loglevel = WARNING\nrdma-actors.buffer-size = " + bufferSize)
+                .withFallback(ConfigFactory.load()));
+        int[] p = ports.get(30, TimeUnit.SECONDS);
+        System.out.printf("PORTS %d %d %d %d%n", p[0], p[1], p[2], p[3]);
+        System.out.flush();
+        try {
+            while (System.in.read() >= 0) {
+                // runs until the parent closes our standard input
+            }
+        } catch (IOException e) {
+            // the parent went away: stop as well
+        }
+        system.terminate();
+        system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+
+    /** One actor per server that records its port; the last one completes {@code ports}. */
+    private static List<ActorRef<InetSocketAddress>> portSlots(ActorContext<Void> ctx, CompletableFuture<int[]> ports) {
+        int[] bound = new int[4];
+        int[] left = {bound.length};
+        List<ActorRef<InetSocketAddress>> slots = new ArrayList<>();
+        for (int i = 0; i < bound.length; i++) {
+            int slot = i;
+            slots.add(ctx.spawn(Behaviors.<InetSocketAddress>receiveMessage(a -> {
+                synchronized (bound) { // four actors, four threads
+                    bound[slot] = a.getPort();
+                    if (--left[0] == 0) {
+                        ports.complete(bound.clone());
+                    }
+                }
+                return Behaviors.stopped();
+            }), "port-" + i));
+        }
+        return slots;
+    }
+
+    private static Behavior<RdmaProtocol.ListenerEvent> listener(ActorSystem<?> system,
+                                                                  Behavior<RdmaProtocol.ConnectionEvent> handler,
+                                                                  ActorRef<InetSocketAddress> bound) {
+        return Behaviors.setup(ctx -> {
+            Rdma.get(system).manager().tell(new RdmaProtocol.Listen(new InetSocketAddress("127.0.0.1", 0),
+                    ctx.getSelf(), 64));
+            return Behaviors.receive(RdmaProtocol.ListenerEvent.class)
+                    .onMessage(RdmaProtocol.Listening.class, l -> {
+                        bound.tell(l.localAddress());
+                        return Behaviors.same();
+                    })
+                    .onMessage(RdmaProtocol.ConnectionRequested.class, r -> {
+                        r.connection().tell(new RdmaProtocol.Accept(ctx.spawnAnonymous(handler), null));
+                        return Behaviors.same();
+                    })
+                    .onMessage(RdmaProtocol.ListenerEvent.class, e -> Behaviors.same())
+                    .build();
+        });
+    }
+
+    @SuppressWarnings("unchecked")
+    private static ActorRef<RdmaProtocol.ConnectionCommand> connection(ActorRef<?> ref) {
+        return (ActorRef<RdmaProtocol.ConnectionCommand>) ref;
+    }
+
+    /** Sends every message back. */
+    private static Behavior<RdmaProtocol.ConnectionEvent> echo() {
+        return Behaviors.setup(ctx -> {
+            ActorRef<?>[] peer = new ActorRef<?>[1];
+            return Behaviors.receive(RdmaProtocol.ConnectionEvent.class)
+                    .onMessage(RdmaProtocol.Connected.class, c -> {
+                        peer[0] = c.connection();
+                        return Behaviors.same();
+                    })
+                    .onMessage(RdmaProtocol.Received.class, r -> {
+                        connection(peer[0]).tell(new RdmaProtocol.Send(r.data(), null, null));
+                        return Behaviors.same();
+                    })
+                    .onMessage(RdmaProtocol.Disconnected.class, d -> Behaviors.stopped())
+                    .onMessage(RdmaProtocol.ConnectionEvent.class, e -> Behaviors.same())
+                    .build();
+        });
+    }
+
+    /** Counts messages; the one with an immediate ends the stream and is answered with the count. */
+    private static Behavior<RdmaProtocol.ConnectionEvent> sink() {
+        return Behaviors.setup(ctx -> {
+            ActorRef<?>[] peer = new ActorRef<?>[1];
+            long[] count = new long[1];
+            return Behaviors.receive(RdmaProtocol.ConnectionEvent.class)
+                    .onMessage(RdmaProtocol.Connected.class, c -> {
+                        peer[0] = c.connection();
+                        return Behaviors.same();
+                    })
+                    .onMessage(RdmaProtocol.Received.class, r -> {
+                        if (r.immediate() != null) {
+                            connection(peer[0]).tell(new RdmaProtocol.Send(
+                                    ByteBuffer.allocate(8).putLong(count[0]).array(), null, null));
+                            count[0] = 0;
+                        } else {
+                            count[0]++;
+                        }
+                        return Behaviors.same();
+                    })
+                    .onMessage(RdmaProtocol.Disconnected.class, d -> Behaviors.stopped())
+                    .onMessage(RdmaProtocol.ConnectionEvent.class, e -> Behaviors.same())
+                    .build();
+        });
+    }
+
+    /** A Pekko IO TCP server: each connection echoes, or sinks and answers its announced total. */
+    static final class TcpServer extends AbstractActor {
+        private final boolean sink;
+        private final ActorRef<InetSocketAddress> bound;
+
+        TcpServer(boolean sink, ActorRef<InetSocketAddress> bound) {
+            this.sink = sink;
+            this.bound = bound;
+        }
+
+        @Override
+        public void preStart() {
+            Tcp.get(getContext().getSystem()).manager().tell(
+                    TcpMessage.bind(getSelf(), new InetSocketAddress("127.0.0.1", 0), 64), getSelf());
+        }
+
+        @Override
+        public Receive createReceive() {
+            return receiveBuilder()
+                    .match(Tcp.Bound.class, b -> bound.tell(b.localAddress()))
+                    .match(Tcp.Connected.class, c -> {
+                        org.apache.pekko.actor.ActorRef handler = getContext().actorOf(sink
+                                ? Props.create(TcpSink.class, TcpSink::new) : Props.create(TcpEcho.class, TcpEcho::new));
+                        getSender().tell(TcpMessage.register(handler), getSelf());
+                    })
+                    .build();
+        }
+    }
+
+    static final class TcpEcho extends AbstractActor {
+        @Override
+        public Receive createReceive() {
+            return receiveBuilder()
+                    .match(Tcp.Received.class, r -> getSender().tell(TcpMessage.write(r.data()), getSelf()))
+                    .match(Tcp.ConnectionClosed.class, c -> getContext().stop(getSelf()))
+                    .build();
+        }
+    }
+
+    /** The first 8 bytes announce how many follow; when all came, 8 bytes go back. */
+    static final class TcpSink extends AbstractActor {
+        private ByteString header = ByteString.emptyByteString();
+        private long expected = -1;
+        private long received;
+
+        @Override
+        public Receive createReceive() {
+            return receiveBuilder()
+                    .match(Tcp.Received.class, r -> {
+                        ByteString data = r.data();
+                        if (expected < 0) {
+                            header = header.concat(data);
+                            if (header.size() < 8) {
+                                return;
+                            }
+                            expected = header.toByteBuffer().getLong();
+                            data = header.drop(8);
+                            header = ByteString.emptyByteString();
+                        }
+                        received += data.size();
+                        if (received == expected) {
+                            getSender().tell(TcpMessage.write(ByteString.fromArray(
+                                    ByteBuffer.allocate(8).putLong(received).array())), getSelf());
+                            expected = -1;
+                            received = 0;
+                        }
+                    })
+                    .match(Tcp.ConnectionClosed.class, c -> getContext().stop(getSelf()))
+                    .build();
+        }
+    }
+}
