@@ -40,6 +40,8 @@ public final class IdleConnections {
             + " [--two-jvms]";
     private static final int IN_FLIGHT = 200;
     private static final long STEP_SECONDS = 300;
+    /** A side that cannot set its connections up in this long fails (out of file descriptors, say). */
+    private static final long SETUP_SECONDS = 120;
 
     private IdleConnections() {
     }
@@ -77,18 +79,27 @@ public final class IdleConnections {
             int count = Integer.parseInt(c.trim());
             Map<String, Map<String, String>> by = new LinkedHashMap<>();
             for (String transport : order++ % 2 == 0 ? List.of("rdma", "tcp") : List.of("tcp", "rdma")) {
-                by.put(transport, child(transport, count, idle, twoJvms));
+                try {
+                    by.put(transport, child(transport, count, idle, twoJvms));
+                } catch (Exception e) {
+                    // one side failing (out of file descriptors, say) is a result too: report it, go on
+                    by.put(transport, Map.of("failed", String.valueOf(e.getMessage()).replace(' ', '_')));
+                }
             }
             for (String transport : List.of("rdma", "tcp")) {
                 Map<String, String> r = by.get(transport);
                 System.out.printf("%6d %-4s %s%n", count, transport, r);
             }
             Map<String, String> rdma = by.get("rdma");
+            Map<String, String> tcp = by.get("tcp");
+            if (rdma.containsKey("failed") || tcp.containsKey("failed")) {
+                summary.append(String.format(" %d: rdma-actors %s, tcp %s;", count, rdma, tcp));
+                continue;
+            }
             summary.append(String.format(" %d: rdma-actors threads %s (rdma- %s), RSS %s MB%s, idle CPU %s%%,"
                     + " setup %s/s, shutdown %s ms;", count, rdma.get("threads"), rdma.get("rdmaThreads"),
                     rdma.get("rssMB"), rdma.containsKey("serverRssMB") ? " + server " + rdma.get("serverRssMB") + " MB" : "",
                     rdma.get("idleCpuPct"), rdma.get("setupPerS"), rdma.get("shutdownMs")));
-            Map<String, String> tcp = by.get("tcp");
             summary.append(String.format(" tcp threads %s, RSS %s MB, idle CPU %s%%, setup %s/s, shutdown %s ms;",
                     tcp.get("threads"), tcp.get("rssMB"), tcp.get("idleCpuPct"), tcp.get("setupPerS"),
                     tcp.get("shutdownMs")));
@@ -107,9 +118,11 @@ public final class IdleConnections {
                 String[] ports = firstLine(server, "PORTS ").split(" ");
                 port = Integer.parseInt(ports[transport.equals("rdma") ? 1 : 3]);
             }
-            Process p = new ProcessBuilder(BenchSupport.javaBinary(), "-cp", System.getProperty("java.class.path"),
-                    "-Xmx2g", IdleConnections.class.getName(), "--measure=" + transport, "--count=" + count,
-                    "--idle=" + idle, "--port=" + port).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            // two sockets per TCP connection in one JVM: raise the soft limit on open files to the hard one
+            Process p = new ProcessBuilder("bash", "-c", "ulimit -n $(ulimit -Hn); exec \"$0\" \"$@\"",
+                    BenchSupport.javaBinary(), "-cp", System.getProperty("java.class.path"), "-Xmx2g",
+                    IdleConnections.class.getName(), "--measure=" + transport, "--count=" + count, "--idle=" + idle,
+                    "--port=" + port).redirectError(ProcessBuilder.Redirect.INHERIT).start();
             String line = firstLine(p, "RESULT ");
             Map<String, String> result = new LinkedHashMap<>();
             for (String kv : line.substring("RESULT ".length()).split(" ")) {
@@ -119,7 +132,9 @@ public final class IdleConnections {
             if (server != null) {
                 result.put("serverRssMB", Long.toString(rssKb(server.pid()) / 1024));
             }
-            p.waitFor(STEP_SECONDS, TimeUnit.SECONDS);
+            if (!p.waitFor(STEP_SECONDS, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+            }
             return result;
         } finally {
             if (server != null) {
@@ -215,7 +230,7 @@ public final class IdleConnections {
         for (int i = 0; i < Math.min(IN_FLIGHT, count); i++) {
             next[0].run();
         }
-        all.get(STEP_SECONDS, TimeUnit.SECONDS);
+        all.get(SETUP_SECONDS, TimeUnit.SECONDS);
     }
 
     private static long processCpuNanos() {
