@@ -1,0 +1,263 @@
+package io.rdmaactors.soft;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmaactors.cm.CmEvent;
+import io.rdmaactors.verbs.CmId;
+import io.rdmaactors.verbs.CompletionQueue;
+import io.rdmaactors.verbs.ConnectionParameters;
+import io.rdmaactors.verbs.EventChannel;
+import io.rdmaactors.verbs.Fabric;
+import io.rdmaactors.verbs.MemoryRegion;
+import io.rdmaactors.verbs.PortSpace;
+import io.rdmaactors.verbs.ProtectionDomain;
+import io.rdmaactors.verbs.QpInitAttributes;
+import io.rdmaactors.verbs.ReceiveWorkRequest;
+import io.rdmaactors.verbs.SendWorkRequest;
+import io.rdmaactors.verbs.WcOpcode;
+import io.rdmaactors.verbs.WorkCompletion;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The link between processes: a fixed number of I/O threads, one socket for every connection to
+ * a peer's listener, faults on one connection of a shared link, and a link fed garbage ending
+ * alone. The client fabric uses {@code transport=tcp}, so its ids reach the server fabric's
+ * listener over a link as they would from another process.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class TcpLinkTest {
+
+    private static final Duration STEP = Duration.ofSeconds(10);
+    private static final int SLOT = 64;
+
+    private Fabric server;
+    private EventChannel serverEvents;
+    private CmId listener;
+    private ProtectionDomain serverPd;
+    private CompletionQueue serverCq;
+    private MemoryRegion serverMemory;
+    private final List<Fabric> clients = new ArrayList<>();
+
+    @BeforeEach
+    void listen() {
+        server = Fabric.open("soft");
+        serverEvents = server.createEventChannel();
+        listener = server.createCmId(serverEvents, PortSpace.TCP);
+        listener.bind(new InetSocketAddress("127.0.0.1", 0));
+        listener.listen(16);
+        serverPd = server.devices().get(0).allocateProtectionDomain();
+        serverCq = server.devices().get(0).createCompletionQueue(4096, null);
+        serverMemory = serverPd.register(ByteBuffer.allocateDirect(256 * SLOT));
+    }
+
+    @AfterEach
+    void close() {
+        clients.forEach(Fabric::close);
+        server.close();
+    }
+
+    /** One client fabric: its ids share one PD, CQ and memory. */
+    private final class Client {
+        final Fabric fabric = Fabric.open("soft", Map.of("transport", "tcp"));
+        final EventChannel events = fabric.createEventChannel();
+        final ProtectionDomain pd = fabric.devices().get(0).allocateProtectionDomain();
+        final CompletionQueue cq = fabric.devices().get(0).createCompletionQueue(4096, null);
+        final MemoryRegion memory = pd.register(ByteBuffer.allocateDirect(256 * SLOT));
+
+        Client() {
+            clients.add(fabric);
+        }
+
+        /** A connection to the server's listener: this side's id, then the server's. */
+        CmId[] connect() throws Exception {
+            CmId id = fabric.createCmId(events, PortSpace.TCP);
+            id.resolveAddress(null, listener.localAddress(), STEP);
+            assertInstanceOf(CmEvent.AddrResolved.class, events.await(STEP));
+            id.resolveRoute(STEP);
+            assertInstanceOf(CmEvent.RouteResolved.class, events.await(STEP));
+            id.createQueuePair(pd, QpInitAttributes.rc(cq, 16, 16));
+            id.connect(ConnectionParameters.of(null));
+            CmEvent.ConnectRequest request = assertInstanceOf(CmEvent.ConnectRequest.class, serverEvents.await(STEP));
+            CmId agent = serverEvents.cmId(request.id());
+            agent.createQueuePair(serverPd, QpInitAttributes.rc(serverCq, 16, 16));
+            agent.accept(ConnectionParameters.of(null));
+            assertInstanceOf(CmEvent.Established.class, events.await(STEP));
+            assertInstanceOf(CmEvent.Established.class, serverEvents.await(STEP));
+            return new CmId[] {id, agent};
+        }
+    }
+
+    /** Each client id sends its index to its agent, which must receive it in its own slot. */
+    private void exchange(Client client, List<CmId[]> connections, List<Integer> which) throws Exception {
+        for (int i : which) {
+            CmId agent = connections.get(i)[1];
+            agent.queuePair().postReceive(ReceiveWorkRequest.of(i, serverMemory.sge(i * SLOT, SLOT)));
+            client.memory.buffer().putInt(i * SLOT, 1000 + i);
+            connections.get(i)[0].queuePair().postSend(SendWorkRequest.send(i, client.memory.sge(i * SLOT, 4)));
+        }
+        List<Integer> arrived = new ArrayList<>();
+        WorkCompletion[] wcs = new WorkCompletion[64];
+        long deadline = System.nanoTime() + STEP.toNanos();
+        while (arrived.size() < which.size() && System.nanoTime() < deadline) {
+            int n = serverCq.poll(wcs);
+            for (int k = 0; k < n; k++) {
+                assertTrue(wcs[k].isSuccess(), wcs[k].toString());
+                assertEquals(WcOpcode.RECV, wcs[k].opcode());
+                int i = (int) wcs[k].wrId();
+                assertEquals(connections.get(i)[1].queuePair().qpNum(), wcs[k].qpNum(), "received on its own QP");
+                assertEquals(1000 + i, serverMemory.buffer().getInt(i * SLOT), "connection " + i);
+                arrived.add(i);
+            }
+        }
+        assertEquals(which.stream().sorted().toList(), arrived.stream().sorted().toList());
+    }
+
+    private static List<Integer> range(int from, int to) {
+        List<Integer> list = new ArrayList<>();
+        for (int i = from; i < to; i++) {
+            list.add(i);
+        }
+        return list;
+    }
+
+    private static List<String> threadsOf(Fabric fabric) {
+        String prefix = "rdma-" + ((SoftFabric) fabric).id + "-";
+        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
+                .filter(n -> n.startsWith(prefix)).sorted().collect(Collectors.toList());
+    }
+
+    private static int links(Fabric fabric) {
+        return ((SoftFabric) fabric).links.count();
+    }
+
+    private static void eventually(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + STEP.toNanos();
+        while (!condition.getAsBoolean()) {
+            assertTrue(System.nanoTime() < deadline, what);
+            Thread.sleep(5);
+        }
+    }
+
+    @Test
+    void threadsAndSocketsDoNotGrowWithConnections() throws Exception {
+        Client client = new Client();
+        List<CmId[]> connections = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            connections.add(client.connect());
+        }
+        exchange(client, connections, range(0, 10));
+        List<String> clientThreads = threadsOf(client.fabric);
+        List<String> serverThreads = threadsOf(server);
+        assertEquals(1, links(client.fabric), "one link from the client to the listener");
+        assertEquals(1, links(server), "one link accepted by the listener");
+
+        for (int i = 10; i < 200; i++) {
+            connections.add(client.connect());
+        }
+        exchange(client, connections, range(0, 200));
+        assertEquals(clientThreads, threadsOf(client.fabric), "the client's threads at 10 and 200 connections");
+        assertEquals(serverThreads, threadsOf(server), "the server's threads at 10 and 200 connections");
+        assertTrue(clientThreads.stream().anyMatch(n -> n.contains("-io-")), clientThreads.toString());
+        assertEquals(1, links(client.fabric), "200 connections share one socket");
+        assertEquals(1, links(server));
+
+        for (CmId[] c : connections) {
+            c[0].close();
+        }
+        eventually("the client closes the link its last connection left", () -> links(client.fabric) == 0);
+        eventually("the server sees the link end", () -> links(server) == 0);
+        for (CmId[] c : connections) {
+            c[1].close();
+        }
+        client.fabric.close();
+        eventually("the client's threads stop with its fabric", () -> threadsOf(client.fabric).isEmpty());
+    }
+
+    @Test
+    void aFaultActsOnOneConnectionOfASharedLink() throws Exception {
+        Client client = new Client();
+        List<CmId[]> connections = List.of(client.connect(), client.connect(), client.connect());
+        assertEquals(1, links(client.fabric));
+
+        server.faults().orElseThrow().dropConnection(connections.get(1)[1]);
+        client.fabric.faults().orElseThrow().killPeer(connections.get(0)[0]);
+        CmEvent gone = client.events.await(STEP);
+        assertEquals(new CmEvent.Disconnected(connections.get(0)[0].handle()), gone, "the killed peer's connection");
+        CmEvent heard = serverEvents.await(STEP);
+        assertEquals(new CmEvent.Disconnected(connections.get(0)[1].handle()), heard,
+                "the connection of the killed peer ends on the server, as after a process's death");
+
+        exchange(client, connections, List.of(2));
+        assertNull(client.events.await(Duration.ofMillis(100)), "nothing happened to the other connections");
+        assertNull(serverEvents.await(Duration.ofMillis(100)));
+        assertEquals(1, links(client.fabric), "the link stays for the connections left");
+    }
+
+    @Test
+    void garbageOnALinkEndsThatLinkOnly() throws Exception {
+        Client before = new Client();
+        List<CmId[]> established = List.<CmId[]>of(before.connect());
+        List<String> serverThreads = threadsOf(server);
+        int port = listener.localAddress().getPort();
+
+        ByteBuffer oversized = ByteBuffer.allocate(4).putInt(Integer.MAX_VALUE);
+        ByteBuffer unknownTag = ByteBuffer.allocate(4 + 5).putInt(5).put((byte) 9).putInt(1);
+        // a REQ announcing 60000 bytes of private data, then two empty addresses
+        ByteBuffer hugePrivateData = ByteBuffer.allocate(4 + 5 + 41).putInt(5 + 41).put(LinkFrame.CM).putInt(1)
+                .put((byte) CmMessage.Type.REQ.ordinal()).putInt(1).putLong(0).put(new byte[16]).putInt(1).putInt(0)
+                .putShort((short) 60000).put((byte) 0).put((byte) 0);
+        // a request packet announcing a 1 MiB payload in a frame that ends after its header
+        ByteBuffer payloadPastTheFrame = ByteBuffer.allocate(4 + 5 + 63).putInt(5 + 63).put(LinkFrame.PACKET)
+                .putInt(1).put(new byte[59]).putInt(1 << 20);
+        for (ByteBuffer garbage : List.of(oversized, unknownTag, hugePrivateData, payloadPastTheFrame)) {
+            try (Socket raw = new Socket("127.0.0.1", port)) {
+                raw.getOutputStream().write(garbage.array());
+                raw.setSoTimeout((int) STEP.toMillis());
+                assertEndedByTheServer(raw.getInputStream());
+            }
+        }
+        // a frame cut short by the end of its socket
+        try (Socket raw = new Socket("127.0.0.1", port)) {
+            DataOutputStream out = new DataOutputStream(raw.getOutputStream());
+            out.writeInt(100);
+            out.write(new byte[10]);
+        }
+        eventually("every garbage link ended", () -> links(server) == 1);
+
+        exchange(before, established, List.of(0));
+        Client after = new Client();
+        List<CmId[]> fresh = List.<CmId[]>of(after.connect());
+        exchange(after, fresh, List.of(0));
+        assertEquals(serverThreads, threadsOf(server), "the I/O thread outlived every bad link");
+        assertNull(serverEvents.await(Duration.ofMillis(100)), "no connection of the server ended");
+    }
+
+    private static void assertEndedByTheServer(InputStream in) throws IOException {
+        try {
+            assertEquals(-1, in.read(), "the server ends a link that sends garbage");
+        } catch (SocketException reset) {
+            assertNotNull(reset.getMessage()); // a reset ends it too
+        }
+    }
+}
