@@ -23,7 +23,9 @@ final class TcpLinks {
 
     private final SoftFabric fabric;
     private final int threads;
-    /** Under this: started on first use, so a fabric that stays in one JVM has no I/O thread. */
+    /** Guards the selectors apart from connecting, which may wait for a slow peer while an I/O thread accepts. */
+    private final Object selectorLock = new Object();
+    /** Started on first use, so a fabric that stays in one JVM has no I/O thread. */
     private LinkSelector[] selectors;
     private int nextSelector;
     private boolean closed;
@@ -37,18 +39,20 @@ final class TcpLinks {
     }
 
     /** The I/O thread for a new channel, round robin. */
-    private synchronized LinkSelector selector() throws IOException {
-        if (closed) {
-            throw new IOException("the fabric is closed");
-        }
-        if (selectors == null) {
-            LinkSelector[] started = new LinkSelector[threads];
-            for (int i = 0; i < threads; i++) {
-                started[i] = new LinkSelector("rdma-" + fabric.id + "-io-" + i);
+    private LinkSelector selector() throws IOException {
+        synchronized (selectorLock) {
+            if (closed) {
+                throw new IOException("the fabric is closed");
             }
-            selectors = started;
+            if (selectors == null) {
+                LinkSelector[] started = new LinkSelector[threads];
+                for (int i = 0; i < threads; i++) {
+                    started[i] = new LinkSelector("rdma-" + fabric.id + "-io-" + i);
+                }
+                selectors = started;
+            }
+            return selectors[nextSelector++ % threads];
         }
-        return selectors[nextSelector++ % threads];
     }
 
     LinkAcceptor listen(ServerSocketChannel server, SoftCmId listener) throws IOException {
@@ -122,7 +126,7 @@ final class TcpLinks {
     /** Closes every link, then stops the I/O threads. */
     void close() {
         LinkSelector[] started;
-        synchronized (this) {
+        synchronized (selectorLock) {
             closed = true;
             started = selectors;
         }

@@ -29,6 +29,7 @@ import java.net.SocketException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -79,15 +80,27 @@ class TcpLinkTest {
 
     /** One client fabric: its ids share one PD, CQ and memory. */
     private final class Client {
-        final Fabric fabric = Fabric.open("soft", Map.of("transport", "tcp"));
-        final EventChannel events = fabric.createEventChannel();
-        final ProtectionDomain pd = fabric.devices().get(0).allocateProtectionDomain();
-        final CompletionQueue cq = fabric.devices().get(0).createCompletionQueue(4096, null);
-        final MemoryRegion memory = pd.register(ByteBuffer.allocateDirect(256 * SLOT));
+        final Fabric fabric;
+        final EventChannel events;
+        final ProtectionDomain pd;
+        final CompletionQueue cq;
+        final MemoryRegion memory;
 
         Client() {
-            clients.add(fabric);
+            this(Map.of());
         }
+
+        Client(Map<String, String> options) {
+            Map<String, String> all = new HashMap<>(options);
+            all.put("transport", "tcp");
+            fabric = Fabric.open("soft", all);
+            clients.add(fabric);
+            events = fabric.createEventChannel();
+            pd = fabric.devices().get(0).allocateProtectionDomain();
+            cq = fabric.devices().get(0).createCompletionQueue(4096, null);
+            memory = pd.register(ByteBuffer.allocateDirect(256 * SLOT));
+        }
+
 
         /** A connection to the server's listener: this side's id, then the server's. */
         CmId[] connect() throws Exception {
@@ -192,6 +205,18 @@ class TcpLinkTest {
         }
         client.fabric.close();
         eventually("the client's threads stop with its fabric", () -> threadsOf(client.fabric).isEmpty());
+    }
+
+    @Test
+    void ioThreadsIsTheNumberOfIoThreads() throws Exception {
+        Client client = new Client(Map.of("io.threads", "3"));
+        assertEquals(List.of(), threadsOf(client.fabric).stream().filter(n -> n.contains("-io-")).toList(),
+                "no I/O thread before the first link");
+        List<CmId[]> connections = List.of(client.connect(), client.connect());
+        exchange(client, connections, List.of(0, 1));
+        String prefix = "rdma-" + ((SoftFabric) client.fabric).id + "-io-";
+        assertEquals(List.of(prefix + 0, prefix + 1, prefix + 2),
+                threadsOf(client.fabric).stream().filter(n -> n.startsWith(prefix)).toList());
     }
 
     @Test
