@@ -19,6 +19,7 @@ import io.rdmaactors.verbs.QpInitAttributes;
 import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.SendWorkRequest;
 import io.rdmaactors.verbs.WcOpcode;
+import io.rdmaactors.verbs.WcStatus;
 import io.rdmaactors.verbs.WorkCompletion;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -30,8 +31,10 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
@@ -237,6 +240,61 @@ class TcpLinkTest {
         assertNull(client.events.await(Duration.ofMillis(100)), "nothing happened to the other connections");
         assertNull(serverEvents.await(Duration.ofMillis(100)));
         assertEquals(1, links(client.fabric), "the link stays for the connections left");
+    }
+
+    @Test
+    void aLinkThatFailsEndsEveryConnectionOnIt() throws Exception {
+        Socket raw = new Socket("127.0.0.1", listener.localAddress().getPort());
+        // three REQs over one socket, as a peer process's link carries them
+        ByteBuffer frames = ByteBuffer.allocate(1024);
+        byte[] gid = fabricGid();
+        for (int number = 1; number <= 3; number++) {
+            CmMessage req = new CmMessage(CmMessage.Type.REQ, 100 + number, 0, gid, 1, 0, new byte[0],
+                    new InetSocketAddress("127.0.0.1", 40000 + number), listener.localAddress());
+            new LinkFrame(new LinkConnection(null, number, null), null, req).encode(frames, true);
+        }
+        raw.getOutputStream().write(frames.array(), 0, frames.position());
+        Set<Long> agents = new HashSet<>();
+        Set<Long> receives = new HashSet<>();
+        for (int i = 0; i < 3; i++) {
+            CmEvent.ConnectRequest request = assertInstanceOf(CmEvent.ConnectRequest.class, serverEvents.await(STEP));
+            CmId agent = serverEvents.cmId(request.id());
+            agent.createQueuePair(serverPd, QpInitAttributes.rc(serverCq, 16, 16));
+            for (int r = 0; r < 4; r++) {
+                long wrId = i * 10L + r;
+                agent.queuePair().postReceive(ReceiveWorkRequest.of(wrId, serverMemory.sge((int) wrId * SLOT, SLOT)));
+                receives.add(wrId);
+            }
+            agent.accept(ConnectionParameters.of(null));
+            agents.add(agent.handle());
+        }
+        raw.setSoLinger(true, 0);
+        raw.close(); // a reset, as from a process killed
+
+        Set<Long> disconnected = new HashSet<>();
+        for (int i = 0; i < 3; i++) {
+            disconnected.add(assertInstanceOf(CmEvent.Disconnected.class, serverEvents.await(STEP)).id());
+        }
+        assertEquals(agents, disconnected, "every connection on the link that failed");
+        for (long agent : agents) {
+            serverEvents.cmId(agent).disconnect();
+        }
+        WorkCompletion[] wcs = new WorkCompletion[16];
+        long deadline = System.nanoTime() + STEP.toNanos();
+        while (!receives.isEmpty() && System.nanoTime() < deadline) {
+            int n = serverCq.poll(wcs);
+            for (int k = 0; k < n; k++) {
+                assertEquals(WcStatus.WR_FLUSH_ERR, wcs[k].status());
+                assertTrue(receives.remove(wcs[k].wrId()), "completed once: " + wcs[k]);
+            }
+        }
+        assertEquals(Set.of(), receives, "every outstanding receive completes in error");
+        eventually("the link is gone", () -> links(server) == 0);
+    }
+
+    /** Port 1 of soft0: the IPv4-mapped GID of 127.0.0.1. */
+    private byte[] fabricGid() {
+        return server.devices().get(0).queryPort(1).gid(0);
     }
 
     @Test
