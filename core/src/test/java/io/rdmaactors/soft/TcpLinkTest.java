@@ -292,6 +292,46 @@ class TcpLinkTest {
         eventually("the link is gone", () -> links(server) == 0);
     }
 
+    @Test
+    void aPeerThatStopsReadingEndsItsLinkNotTheMemory() throws Exception {
+        Socket raw = new Socket();
+        raw.setReceiveBufferSize(4096);
+        raw.connect(new InetSocketAddress("127.0.0.1", listener.localAddress().getPort()));
+        ByteBuffer frames = ByteBuffer.allocate(4096);
+        int connections = 8;
+        for (int number = 1; number <= connections; number++) {
+            CmMessage req = new CmMessage(CmMessage.Type.REQ, 100 + number, 0, fabricGid(), 1, 0, new byte[0],
+                    new InetSocketAddress("127.0.0.1", 40000 + number), listener.localAddress());
+            new LinkFrame(new LinkConnection(null, number, null), null, req).encode(frames, true);
+        }
+        raw.getOutputStream().write(frames.array(), 0, frames.position());
+        CompletionQueue large = server.devices().get(0).createCompletionQueue(1 << 20, null);
+        int depth = 16384;
+        List<CmId> agents = new ArrayList<>();
+        for (int i = 0; i < connections; i++) {
+            CmEvent.ConnectRequest request = assertInstanceOf(CmEvent.ConnectRequest.class, serverEvents.await(STEP));
+            CmId agent = serverEvents.cmId(request.id());
+            agent.createQueuePair(serverPd, QpInitAttributes.rc(large, depth, 1));
+            agent.accept(ConnectionParameters.of(null));
+            agents.add(agent);
+        }
+        // the peer reads nothing: the socket fills, then the outbox, with sends and their retransmissions
+        assertTrue(connections * depth >= TcpLink.MAX_OUTBOX / 2, "enough, with retransmissions, to overflow it");
+        for (int s = 0; s < depth; s++) {
+            for (CmId agent : agents) {
+                agent.queuePair().postSend(SendWorkRequest.send(s, serverMemory.sge(0, SLOT)));
+            }
+        }
+        Set<Long> disconnected = new HashSet<>();
+        for (int i = 0; i < connections; i++) {
+            disconnected.add(assertInstanceOf(CmEvent.Disconnected.class, serverEvents.await(STEP)).id());
+        }
+        assertEquals(agents.stream().map(CmId::handle).collect(Collectors.toSet()), disconnected,
+                "a link whose outbox overflows ends, and every connection on it");
+        eventually("the link is gone", () -> links(server) == 0);
+        raw.close();
+    }
+
     /** Port 1 of soft0: the IPv4-mapped GID of 127.0.0.1. */
     private byte[] fabricGid() {
         return server.devices().get(0).queryPort(1).gid(0);
