@@ -252,6 +252,9 @@ final class TcpLink implements LinkSelector.Handler {
 
     @Override
     public void ready(SelectionKey selected) throws IOException {
+        if (closed) {
+            return; // ended: its socket closes on this thread's next turn; nothing more is parsed
+        }
         if (selected.isWritable()) {
             synchronized (outbox) {
                 write();
