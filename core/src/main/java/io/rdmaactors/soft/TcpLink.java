@@ -79,6 +79,8 @@ final class TcpLink implements LinkSelector.Handler {
     private ByteBuffer large;
     private boolean flushing;
     private boolean writeInterest;
+    /** The I/O thread parses what one read brought: the responses leave together after it, in one write. */
+    private boolean dispatching;
     private boolean closeWhenFlushed;
     /** Written under outbox; read without it by the I/O thread to stop parsing a link that ended. */
     private volatile boolean closed;
@@ -114,10 +116,6 @@ final class TcpLink implements LinkSelector.Handler {
         return c;
     }
 
-    int connectionCount() {
-        return connections.size();
-    }
-
     /** A connection ended on this side: the peer hears it; the connecting side closes a link nobody uses. */
     void release(LinkConnection c) {
         connections.remove(c.number);
@@ -146,7 +144,7 @@ final class TcpLink implements LinkSelector.Handler {
             outbox.add(frame);
             if (outbox.size() > MAX_OUTBOX) {
                 failure = new IOException(outbox.size() + " frames wait for a peer that does not read");
-            } else if (!writeInterest) {
+            } else if (!writeInterest && !dispatching) {
                 try {
                     write();
                 } catch (IOException e) {
@@ -276,6 +274,22 @@ final class TcpLink implements LinkSelector.Handler {
         if (n < 0) {
             throw new EOFException();
         }
+        synchronized (outbox) {
+            dispatching = true;
+        }
+        try {
+            parse();
+        } finally {
+            synchronized (outbox) {
+                dispatching = false;
+                if (!closed && !writeInterest && !outbox.isEmpty()) {
+                    write();
+                }
+            }
+        }
+    }
+
+    private void parse() throws IOException {
         while (in.remaining() >= 4) {
             int length = in.getInt(in.position());
             LinkFrame.checkLength(length);
