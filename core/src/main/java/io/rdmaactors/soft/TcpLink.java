@@ -32,6 +32,10 @@ final class TcpLink implements LinkSelector.Handler {
     private static final int BUFFER = 1 << 18;
     /** From this size a direct payload skips the output buffer. */
     private static final int DIRECT_PAYLOAD = 16 << 10;
+    /** Reads in one turn of the I/O thread at most, so one busy link does not starve the others. */
+    private static final int READS_PER_TURN = 4;
+    /** Large payloads one gathering write takes at most (a few, so one syscall carries a window of them). */
+    private static final int GATHERED_PAYLOADS = 8;
     /** An input buffer grown for a large message is kept up to this size, for the next one. */
     private static final int KEPT_INPUT = 1 << 22;
     /**
@@ -73,11 +77,12 @@ final class TcpLink implements LinkSelector.Handler {
 
     // under outbox
     private final ArrayDeque<LinkFrame> outbox = new ArrayDeque<>();
-    /** Write mode while frames are encoded into it, read mode while the socket takes it. */
+    /** Where frames are encoded; what one gathering write sends is views of it and the large payloads between. */
     private final ByteBuffer out = ByteBuffer.allocateDirect(BUFFER);
-    /** A payload written after what {@link #out} holds, straight from its buffer. */
-    private ByteBuffer large;
-    private boolean flushing;
+    private final ByteBuffer[] gather = new ByteBuffer[2 * GATHERED_PAYLOADS + 1];
+    /** The part of {@link #gather} the socket has not taken yet; empty when nothing is being written. */
+    private int gatherFrom;
+    private int gatherTo;
     private boolean writeInterest;
     /** The I/O thread parses what one read brought: the responses leave together after it, in one write. */
     private boolean dispatching;
@@ -160,36 +165,34 @@ final class TcpLink implements LinkSelector.Handler {
     /** Writes what the socket takes now; what it does not take waits for OP_WRITE. Under outbox. */
     private void write() throws IOException {
         while (true) {
-            if (!flushing) {
-                if (!fill()) {
-                    interest(false);
-                    if (closeWhenFlushed) {
-                        closed = true;
-                        selector.later(this::shutdown);
-                    }
-                    return;
+            if (gatherFrom == gatherTo && !fill()) {
+                interest(false);
+                if (closeWhenFlushed) {
+                    closed = true;
+                    selector.later(this::shutdown);
                 }
-                out.flip();
-                flushing = true;
+                return;
             }
-            if (large == null) {
-                channel.write(out);
-            } else {
-                channel.write(new ByteBuffer[] {out, large});
+            channel.write(gather, gatherFrom, gatherTo - gatherFrom);
+            while (gatherFrom < gatherTo && !gather[gatherFrom].hasRemaining()) {
+                gather[gatherFrom++] = null;
             }
-            if (out.hasRemaining() || (large != null && large.hasRemaining())) {
+            if (gatherFrom < gatherTo) {
                 interest(true);
                 return;
             }
-            out.clear();
-            large = null;
-            flushing = false;
         }
     }
 
-    /** Encodes queued frames into {@link #out} while they fit; false when there was none. */
+    /**
+     * Encodes queued frames into {@link #out} while they fit, and lays out the next gathering
+     * write; false when nothing was queued.
+     */
     private boolean fill() {
-        boolean any = false;
+        out.clear();
+        gatherFrom = 0;
+        gatherTo = 0;
+        int segment = 0;
         for (LinkFrame f; (f = outbox.peek()) != null; ) {
             if (f.connection().aborted && (f.packet() != null || f.cm() != null)) {
                 outbox.poll(); // a connection that died sends nothing more but its end
@@ -206,13 +209,19 @@ final class TcpLink implements LinkSelector.Handler {
             }
             outbox.poll();
             f.encode(out, !separate);
-            any = true;
             if (separate) {
-                large = payload.duplicate();
-                break;
+                gather[gatherTo++] = out.slice(segment, out.position() - segment);
+                gather[gatherTo++] = payload.duplicate();
+                segment = out.position();
+                if (gatherTo == 2 * GATHERED_PAYLOADS) {
+                    break;
+                }
             }
         }
-        return any;
+        if (out.position() > segment) {
+            gather[gatherTo++] = out.slice(segment, out.position() - segment);
+        }
+        return gatherTo > 0;
     }
 
     private void interest(boolean write) {
@@ -263,28 +272,35 @@ final class TcpLink implements LinkSelector.Handler {
         }
     }
 
+    /** Reads and parses; again while a read filled the buffer, as more is waiting then. */
     private void read() throws IOException {
-        in.compact();
-        int n;
-        try {
-            n = channel.read(in);
-        } finally {
-            in.flip();
-        }
-        if (n < 0) {
-            throw new EOFException();
-        }
-        synchronized (outbox) {
-            dispatching = true;
-        }
-        try {
-            parse();
-        } finally {
+        for (int reads = 0; reads < READS_PER_TURN; reads++) {
+            in.compact();
+            int room = in.remaining();
+            int n;
+            try {
+                n = channel.read(in);
+            } finally {
+                in.flip();
+            }
+            if (n < 0) {
+                throw new EOFException();
+            }
             synchronized (outbox) {
-                dispatching = false;
-                if (!closed && !writeInterest && !outbox.isEmpty()) {
-                    write();
+                dispatching = true;
+            }
+            try {
+                parse();
+            } finally {
+                synchronized (outbox) {
+                    dispatching = false;
+                    if (!closed && !writeInterest && !outbox.isEmpty()) {
+                        write();
+                    }
                 }
+            }
+            if (closed || n < room) {
+                return;
             }
         }
     }
