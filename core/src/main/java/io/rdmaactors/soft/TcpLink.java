@@ -32,8 +32,10 @@ final class TcpLink implements LinkSelector.Handler {
     private static final int BUFFER = 1 << 18;
     /** From this size a direct payload skips the output buffer. */
     private static final int DIRECT_PAYLOAD = 16 << 10;
+    /** Below this much room after what was received, the input buffer is compacted before a read. */
+    private static final int TAIL = 64 << 10;
     /** Reads in one turn of the I/O thread at most, so one busy link does not starve the others. */
-    private static final int READS_PER_TURN = 4;
+    private static final int READS_PER_TURN = 8;
     /** Large payloads one gathering write takes at most (a few, so one syscall carries a window of them). */
     private static final int GATHERED_PAYLOADS = 8;
     /** An input buffer grown for a large message is kept up to this size, for the next one. */
@@ -150,10 +152,16 @@ final class TcpLink implements LinkSelector.Handler {
             if (outbox.size() > MAX_OUTBOX) {
                 failure = new IOException(outbox.size() + " frames wait for a peer that does not read");
             } else if (!writeInterest && !dispatching) {
-                try {
-                    write();
-                } catch (IOException e) {
-                    failure = e;
+                if (selector.inThread() || !large(frame)) {
+                    try {
+                        write();
+                    } catch (IOException e) {
+                        failure = e;
+                    }
+                } else {
+                    // a large payload is the I/O thread's to write, gathered with those posted after it,
+                    // while the posting thread goes on: streaming goes faster than with a copy per post
+                    interest(true);
                 }
             }
         }
@@ -201,9 +209,7 @@ final class TcpLink implements LinkSelector.Handler {
             int head = f.headerSize();
             ByteBuffer payload = f.payload();
             int n = payload == null ? 0 : payload.remaining();
-            // too large to stage, or in registered memory: after the header, straight to the socket
-            boolean separate = payload != null
-                    && (n > out.capacity() - head || (payload.isDirect() && n >= DIRECT_PAYLOAD));
+            boolean separate = large(f);
             if (out.remaining() < head + (separate ? 0 : n)) {
                 break;
             }
@@ -222,6 +228,16 @@ final class TcpLink implements LinkSelector.Handler {
             gather[gatherTo++] = out.slice(segment, out.position() - segment);
         }
         return gatherTo > 0;
+    }
+
+    /** Too large to stage, or in registered memory: after its header, straight from its buffer to the socket. */
+    private boolean large(LinkFrame f) {
+        ByteBuffer payload = f.payload();
+        if (payload == null) {
+            return false;
+        }
+        int n = payload.remaining();
+        return n > out.capacity() - f.headerSize() || (payload.isDirect() && n >= DIRECT_PAYLOAD);
     }
 
     private void interest(boolean write) {
@@ -272,35 +288,44 @@ final class TcpLink implements LinkSelector.Handler {
         }
     }
 
-    /** Reads and parses; again while a read filled the buffer, as more is waiting then. */
+    /**
+     * Reads and parses until the socket has nothing more (or for a few reads, so one busy link
+     * does not starve the others); the responses to all of it leave together at the end.
+     */
     private void read() throws IOException {
-        for (int reads = 0; reads < READS_PER_TURN; reads++) {
-            in.compact();
-            int room = in.remaining();
-            int n;
-            try {
-                n = channel.read(in);
-            } finally {
-                in.flip();
-            }
-            if (n < 0) {
-                throw new EOFException();
-            }
-            synchronized (outbox) {
-                dispatching = true;
-            }
-            try {
-                parse();
-            } finally {
-                synchronized (outbox) {
-                    dispatching = false;
-                    if (!closed && !writeInterest && !outbox.isEmpty()) {
-                        write();
-                    }
+        synchronized (outbox) {
+            dispatching = true;
+        }
+        try {
+            for (int reads = 0; reads < READS_PER_TURN && !closed; reads++) {
+                int from = in.position();
+                if (in.capacity() - in.limit() < TAIL) {
+                    in.compact().flip();
+                    from = 0;
                 }
+                // into the tail: what was not parsed yet stays where it is, not copied at every read
+                int received = in.limit();
+                in.limit(in.capacity()).position(received);
+                int n;
+                try {
+                    n = channel.read(in);
+                } finally {
+                    in.limit(in.position()).position(from);
+                }
+                if (n < 0) {
+                    throw new EOFException();
+                }
+                if (n == 0) {
+                    return;
+                }
+                parse();
             }
-            if (closed || n < room) {
-                return;
+        } finally {
+            synchronized (outbox) {
+                dispatching = false;
+                if (!closed && !writeInterest && !outbox.isEmpty()) {
+                    write();
+                }
             }
         }
     }

@@ -223,6 +223,23 @@ class TcpLinkTest {
     }
 
     @Test
+    void closingAFabricClosesItsLinksAndThreads() throws Exception {
+        Client client = new Client();
+        List<CmId[]> connections = List.of(client.connect(), client.connect());
+        assertEquals(1, links(client.fabric));
+        client.fabric.close();
+        assertEquals(0, links(client.fabric), "closed with the fabric");
+        Set<Long> disconnected = new HashSet<>();
+        for (int i = 0; i < connections.size(); i++) {
+            disconnected.add(assertInstanceOf(CmEvent.Disconnected.class, serverEvents.await(STEP)).id());
+        }
+        assertEquals(Set.of(connections.get(0)[1].handle(), connections.get(1)[1].handle()), disconnected,
+                "the peer hears every connection end");
+        eventually("the peer's side of the link ends", () -> links(server) == 0);
+        eventually("no thread outlives the fabric", () -> threadsOf(client.fabric).isEmpty());
+    }
+
+    @Test
     void aFaultActsOnOneConnectionOfASharedLink() throws Exception {
         Client client = new Client();
         List<CmId[]> connections = List.of(client.connect(), client.connect(), client.connect());
