@@ -19,11 +19,11 @@ import org.slf4j.LoggerFactory;
  * The wire between two processes: one TCP loopback socket from a process to a listener of
  * another, carrying the CM messages and packets of every RC connection between them, each frame
  * tagged with its connection's number (a {@link LinkConnection}). Served by one
- * {@link LinkSelector}; a sender writes at once when nothing waits before it, so a packet takes
- * no thread hop, and what the socket does not take waits in a bounded outbox for OP_WRITE. A
- * reader never blocks on a write. Frames pass through one direct buffer each way; a payload read
- * from the wire is scattered into its MR from the input buffer, and a large payload in
- * registered memory goes from its MR to the socket in a gathering write.
+ * {@link LinkSelector}. A small frame is written at once by its sender when nothing waits
+ * before it, so it takes no thread hop; a large payload in registered memory goes from its MR
+ * to the socket in the I/O thread's gathering writes; what the socket does not take waits in a
+ * bounded outbox for OP_WRITE. A reader never blocks on a write. Frames pass through one direct
+ * buffer each way; a payload read from the wire is scattered into its MR from the input buffer.
  */
 final class TcpLink implements LinkSelector.Handler {
 
@@ -86,7 +86,9 @@ final class TcpLink implements LinkSelector.Handler {
     private int gatherFrom;
     private int gatherTo;
     private boolean writeInterest;
-    /** The I/O thread parses what one read brought: the responses leave together after it, in one write. */
+    /** One thread at a time writes: the one that set this; others only queue. */
+    private boolean writing;
+    /** The I/O thread parses what its reads brought: the responses leave together after them. */
     private boolean dispatching;
     private boolean closeWhenFlushed;
     /** Written under outbox; read without it by the I/O thread to stop parsing a link that ended. */
@@ -143,53 +145,93 @@ final class TcpLink implements LinkSelector.Handler {
     // ---------------------------------------------------------------- writing
 
     void send(LinkFrame frame) {
-        IOException failure = null;
+        boolean overflow = false;
         synchronized (outbox) {
             if (closed) {
                 return;
             }
+            coalesce(frame);
             outbox.add(frame);
             if (outbox.size() > MAX_OUTBOX) {
-                failure = new IOException(outbox.size() + " frames wait for a peer that does not read");
-            } else if (!writeInterest && !dispatching) {
-                if (selector.inThread() || !large(frame)) {
-                    try {
-                        write();
-                    } catch (IOException e) {
-                        failure = e;
-                    }
-                } else {
-                    // a large payload is the I/O thread's to write, gathered with those posted after it,
-                    // while the posting thread goes on: streaming goes faster than with a copy per post
-                    interest(true);
-                }
+                overflow = true;
+            } else if (writing || writeInterest || dispatching) {
+                return; // the writer at work, OP_WRITE or the end of the I/O thread's turn takes it
+            } else if (!selector.inThread() && large(frame)) {
+                // a large payload is the I/O thread's to write, gathered with those posted after it,
+                // while the posting thread goes on
+                interest(true);
+                return;
+            } else {
+                writing = true;
             }
         }
-        if (failure != null) {
-            end(failure);
+        if (overflow) {
+            end(new IOException("more than " + MAX_OUTBOX + " frames wait for a peer that does not read"));
+        } else {
+            flush();
         }
     }
 
-    /** Writes what the socket takes now; what it does not take waits for OP_WRITE. Under outbox. */
-    private void write() throws IOException {
-        while (true) {
-            if (gatherFrom == gatherTo && !fill()) {
-                interest(false);
-                if (closeWhenFlushed) {
-                    closed = true;
-                    selector.later(this::shutdown);
-                }
-                return;
-            }
-            channel.write(gather, gatherFrom, gatherTo - gatherFrom);
-            while (gatherFrom < gatherTo && !gather[gatherFrom].hasRemaining()) {
-                gather[gatherFrom++] = null;
-            }
-            if (gatherFrom < gatherTo) {
-                interest(true);
-                return;
-            }
+    /**
+     * An ACK acknowledges every request before it (IB ACK coalescing): one that follows an ACK of
+     * its connection still waiting to leave takes its place.
+     */
+    private void coalesce(LinkFrame frame) {
+        LinkFrame last = outbox.peekLast();
+        Packet ack = frame.packet();
+        if (last != null && ack != null && ack.kind() == Packet.Kind.ACK && last.connection() == frame.connection()
+                && last.packet() != null && last.packet().kind() == Packet.Kind.ACK
+                && last.packet().psn() <= ack.psn()) {
+            outbox.pollLast();
         }
+    }
+
+    /**
+     * Writes what the socket takes now, by the thread that set {@link #writing}, with the outbox
+     * unlocked during each write so that senders only queue meanwhile; what the socket does not
+     * take waits for OP_WRITE.
+     */
+    private void flush() {
+        try {
+            while (true) {
+                synchronized (outbox) {
+                    if (gatherFrom == gatherTo && !fill()) {
+                        writing = false;
+                        interest(false);
+                        if (closeWhenFlushed && !closed) {
+                            closed = true;
+                            selector.later(this::shutdown);
+                        }
+                        return;
+                    }
+                }
+                channel.write(gather, gatherFrom, gatherTo - gatherFrom);
+                while (gatherFrom < gatherTo && !gather[gatherFrom].hasRemaining()) {
+                    gather[gatherFrom++] = null;
+                }
+                if (gatherFrom < gatherTo) {
+                    synchronized (outbox) {
+                        writing = false;
+                        interest(true);
+                    }
+                    return;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            synchronized (outbox) {
+                writing = false;
+            }
+            end(e);
+        }
+    }
+
+    /** Takes the writer's part when nobody has it and there is something to write. Under outbox. */
+    private boolean startWriting() {
+        if (writing || closed || (gatherFrom == gatherTo && outbox.isEmpty())) {
+            return false;
+        }
+        writing = true;
+        return true;
     }
 
     /**
@@ -252,23 +294,17 @@ final class TcpLink implements LinkSelector.Handler {
 
     /** Closes the link once everything queued was written. */
     private void closeWhenFlushed() {
-        IOException failure = null;
         synchronized (outbox) {
             if (closed) {
                 return;
             }
             closeWhenFlushed = true;
-            if (!writeInterest) {
-                try {
-                    write();
-                } catch (IOException e) {
-                    failure = e;
-                }
+            if (writing || writeInterest) {
+                return; // the writer at work or OP_WRITE closes it when done
             }
+            writing = true;
         }
-        if (failure != null) {
-            end(failure);
-        }
+        flush();
     }
 
     // ---------------------------------------------------------------- on the I/O thread
@@ -279,8 +315,15 @@ final class TcpLink implements LinkSelector.Handler {
             return; // ended: its socket closes on this thread's next turn; nothing more is parsed
         }
         if (selected.isWritable()) {
+            boolean mine;
             synchronized (outbox) {
-                write();
+                mine = startWriting();
+                if (!mine && !writing) {
+                    interest(false);
+                }
+            }
+            if (mine) {
+                flush();
             }
         }
         if (selected.isValid() && selected.isReadable()) {
@@ -321,11 +364,13 @@ final class TcpLink implements LinkSelector.Handler {
                 parse();
             }
         } finally {
+            boolean mine;
             synchronized (outbox) {
                 dispatching = false;
-                if (!closed && !writeInterest && !outbox.isEmpty()) {
-                    write();
-                }
+                mine = !writeInterest && startWriting();
+            }
+            if (mine) {
+                flush();
             }
         }
     }
@@ -453,14 +498,14 @@ final class TcpLink implements LinkSelector.Handler {
 
     /** The fabric closes: what is queued gets one chance to leave, then the socket closes. */
     void close() {
+        boolean mine;
         synchronized (outbox) {
-            if (!closed && !writeInterest) {
-                try {
-                    write();
-                } catch (IOException e) {
-                    log.debug("{}: the last frames were not written", name, e);
-                }
-            }
+            mine = !writeInterest && startWriting();
+        }
+        if (mine) {
+            flush();
+        }
+        synchronized (outbox) {
             closed = true;
             outbox.clear();
         }
