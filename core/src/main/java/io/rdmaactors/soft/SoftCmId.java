@@ -23,11 +23,7 @@ import io.rdmaactors.verbs.VerbsException;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.net.SocketException;
 import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Map;
@@ -42,7 +38,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A soft RDMA CM id: address and route resolution, listening, the IB CM exchange
- * (REQ/REP/RTU, REJ, DREQ/DREP) with a peer id in this JVM or behind a {@link TcpLink}, and
+ * (REQ/REP/RTU, REJ, DREQ/DREP) with a peer id in this JVM or on a {@link TcpLink}, and
  * multicast membership. Its events go to the channel it is on at the time they happen.
  */
 final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
@@ -68,8 +64,8 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     private volatile SoftQueuePair qp;
     private long psn;
 
-    private ServerSocket server;
-    private Thread acceptor;
+    private ServerSocketChannel server;
+    private LinkAcceptor acceptor;
     private int backlog;
     private int pendingRequests;
     /** The listener a passive id was born from, until it is accepted or rejected. */
@@ -78,7 +74,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
 
     /** The peer id in this JVM, or null when it is behind {@link #link}. */
     private volatile SoftCmId peer;
-    private volatile TcpLink link;
+    private volatile LinkConnection link;
     /** Killed by fault injection: gone without a word, as a SIGKILLed process is. */
     private volatile boolean killed;
     private ScheduledFuture<?> cmTimer;
@@ -164,12 +160,14 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         }
         InetAddress socketIp = bound == null ? InetAddress.getLoopbackAddress() : bound.address;
         if (portSpace == PortSpace.TCP) {
+            ServerSocketChannel s = null;
             try {
-                ServerSocket s = ServerSocketChannel.open().socket(); // its sockets have channels: TcpLink
+                s = ServerSocketChannel.open();
                 s.bind(new InetSocketAddress(socketIp, address.getPort()), 128);
                 server = s;
-                local = new InetSocketAddress(ip, s.getLocalPort());
+                local = new InetSocketAddress(ip, s.socket().getLocalPort());
             } catch (IOException e) {
+                closeQuietly(s);
                 throw new VerbsException("rdma_bind_addr", VerbsException.EADDRINUSE, "cannot bind "
                         + socketIp.getHostAddress() + ":" + address.getPort() + ": " + e.getMessage(), e);
             }
@@ -199,30 +197,18 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         if (local.getAddress().isAnyLocalAddress()) {
             key = new InetSocketAddress(wildcard(), local.getPort());
         }
+        try {
+            acceptor = fabric.links.listen(server, this);
+        } catch (IOException e) {
+            throw new VerbsException("rdma_listen", VerbsException.EADDRINUSE, "cannot listen on " + local + ": "
+                    + e.getMessage(), e);
+        }
         LISTENERS.put(key, this);
-        ServerSocket s = server;
-        acceptor = new Thread(() -> acceptLoop(s), "rdma-" + fabric.id + "-listen-" + local.getPort());
-        acceptor.setDaemon(true);
-        acceptor.start();
         state = State.LISTEN;
     }
 
     static InetAddress wildcard() {
         return new InetSocketAddress(0).getAddress();
-    }
-
-    /** Accepts connections from other processes; each one's first frame is its REQ. */
-    private void acceptLoop(ServerSocket s) {
-        while (!s.isClosed()) {
-            try {
-                Socket socket = s.accept();
-                new TcpLink(fabric, socket, this);
-            } catch (SocketException e) {
-                return; // closed
-            } catch (IOException e) {
-                log.debug("accept on {} failed", s, e);
-            }
-        }
     }
 
     @Override
@@ -341,7 +327,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
                 parameters.privateData(), local, remote);
         state = State.CONNECT;
         cmTimer = fabric.timer.schedule(this::connectTimedOut, fabric.cmTimeoutMs, TimeUnit.MILLISECONDS);
-        SoftCmId target = findListener(remote);
+        SoftCmId target = fabric.localTransport ? findListener(remote) : null;
         if (target != null) {
             target.fabric.execute(() -> target.onConnectRequest(req, this, null));
         } else {
@@ -357,28 +343,30 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
 
     /** Reaches a listener in another process; a refused connection means nobody listens there. */
     private void openLink(InetSocketAddress to, CmMessage req) {
-        Socket socket = null;
+        LinkConnection c;
         try {
-            socket = SocketChannel.open().socket(); // TcpLink does its I/O on the channel
-            socket.connect(new InetSocketAddress(to.getAddress(), to.getPort()), (int) fabric.cmTimeoutMs);
-            TcpLink l = new TcpLink(fabric, socket, this);
-            synchronized (this) {
-                if (state != State.CONNECT || isClosed()) {
-                    l.close();
-                    return;
-                }
-                link = l;
-            }
-            l.send(req);
+            c = fabric.links.connect(to, this, (int) fabric.cmTimeoutMs);
         } catch (IOException e) {
-            try {
-                if (socket != null) {
-                    socket.close();
-                }
-            } catch (IOException ignored) {
-                // nothing was connected
-            }
             onCm(CmMessage.reject(CmEvent.Rejected.INVALID_SERVICE_ID, new byte[0]), null);
+            return;
+        }
+        synchronized (this) {
+            if (state != State.CONNECT || isClosed()) {
+                c.close();
+                return;
+            }
+            link = c;
+        }
+        c.send(req);
+    }
+
+    private static void closeQuietly(ServerSocketChannel s) {
+        if (s != null) {
+            try {
+                s.close();
+            } catch (IOException e) {
+                log.debug("closing a listening socket", e);
+            }
         }
     }
 
@@ -395,7 +383,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     }
 
     /** A REQ reached this listener, from an id in this JVM ({@code from}) or over {@code via}. */
-    void onConnectRequest(CmMessage req, SoftCmId from, TcpLink via) {
+    void onConnectRequest(CmMessage req, SoftCmId from, LinkConnection via) {
         SoftCmId passive;
         synchronized (this) {
             int refusal = 0;
@@ -420,7 +408,8 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         passive.acceptRequest(this, req, from, via);
     }
 
-    private synchronized void acceptRequest(SoftCmId fromListener, CmMessage req, SoftCmId from, TcpLink via) {
+    private synchronized void acceptRequest(SoftCmId fromListener, CmMessage req, SoftCmId from,
+                                            LinkConnection via) {
         listener = fromListener;
         request = req;
         SoftPort owning = req.destination() == null ? null : fabric.portFor(req.destination().getAddress());
@@ -637,7 +626,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     }
 
     @Override
-    public void onLinkClosed(TcpLink closedLink) {
+    public void onLinkClosed(LinkConnection connection) {
         peerVanished();
     }
 
@@ -671,9 +660,11 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     // ---------------------------------------------------------------- TcpLink.Endpoint
 
     @Override
-    public void onCm(TcpLink via, CmMessage message) {
+    public void onCm(LinkConnection via, CmMessage message) {
         if (state == State.LISTEN && message.type() == CmMessage.Type.REQ) {
-            onConnectRequest(message, null, via);
+            // a link outlives the listener that accepted it: a REQ goes to whoever listens there now
+            SoftCmId now = isClosed() ? findListener(message.destination()) : null;
+            (now != null && now.fabric == fabric ? now : this).onConnectRequest(message, null, via);
         } else {
             onCm(message, null);
         }
@@ -748,7 +739,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     /** Fault injection: the peer of this id dies without a word; this id hears what its kernel would say. */
     void killPeer() {
         SoftCmId p;
-        TcpLink l;
+        LinkConnection l;
         synchronized (this) {
             p = peer;
             l = link;
@@ -776,9 +767,9 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         if (p != null && p.qp != null) {
             p.qp.drop();
         }
-        TcpLink l = link;
+        LinkConnection l = link;
         if (l != null) {
-            l.dropped = true;
+            l.drop();
         }
     }
 
@@ -801,7 +792,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     }
 
     private void closeLink() {
-        TcpLink l = link;
+        LinkConnection l = link;
         link = null;
         if (l != null) {
             l.close();
@@ -832,19 +823,10 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
             }
             groups.clear();
         }
-        if (server != null) {
-            try {
-                server.close();
-            } catch (IOException e) {
-                log.debug("closing listener socket", e);
-            }
-        }
         if (acceptor != null) {
-            try {
-                acceptor.join(1000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            acceptor.close();
+        } else {
+            closeQuietly(server);
         }
         SoftQueuePair q = qp;
         qp = null;

@@ -46,10 +46,12 @@ public final class SoftFabric implements Fabric {
     final String id = "soft-" + INSTANCES.incrementAndGet();
     final long cmTimeoutMs;
     final long timewaitMs;
+    /** False with option {@code transport=tcp}: ids of one JVM meet over a link too, as between processes. */
+    final boolean localTransport;
+    final TcpLinks links;
     private final List<SoftDevice> devices = new CopyOnWriteArrayList<>();
     private final ResourceLedger ledger = new ResourceLedger();
     private final Set<SoftResource> live = ConcurrentHashMap.newKeySet();
-    private final Set<TcpLink> links = ConcurrentHashMap.newKeySet();
     private final Map<ByteBuffer, Set<SoftQueuePair>> multicastGroups = new ConcurrentHashMap<>();
     private final AtomicLong handles = new AtomicLong();
     final ScheduledThreadPoolExecutor timer;
@@ -63,6 +65,16 @@ public final class SoftFabric implements Fabric {
         }
         this.cmTimeoutMs = Long.parseLong(options.getOrDefault("cm.timeout.ms", "2000"));
         this.timewaitMs = Long.parseLong(options.getOrDefault("cm.timewait.ms", "50"));
+        int ioThreads = Integer.parseInt(options.getOrDefault("io.threads", "1"));
+        if (ioThreads < 1) {
+            throw new InvalidRequestException("Fabric.open", "io.threads must be positive, not " + ioThreads);
+        }
+        this.links = new TcpLinks(this, ioThreads);
+        String transport = options.getOrDefault("transport", "auto");
+        if (!transport.equals("auto") && !transport.equals("tcp")) {
+            throw new InvalidRequestException("Fabric.open", "transport must be auto or tcp, not " + transport);
+        }
+        this.localTransport = transport.equals("auto");
         this.timer = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "rdma-" + id + "-timer");
             t.setDaemon(true);
@@ -172,14 +184,6 @@ public final class SoftFabric implements Fabric {
         live.remove(resource);
     }
 
-    void track(TcpLink link) {
-        links.add(link);
-    }
-
-    void untrack(TcpLink link) {
-        links.remove(link);
-    }
-
     /** Runs later on the fabric's timer thread, unless the fabric closed meanwhile. */
     void schedule(Runnable task, long delayMs) {
         if (!closed) {
@@ -264,9 +268,7 @@ public final class SoftFabric implements Fabric {
             r.forceClose();
         }
         closed = true;
-        for (TcpLink link : List.copyOf(links)) {
-            link.close();
-        }
+        links.close();
         timer.shutdownNow();
         try {
             timer.awaitTermination(5, TimeUnit.SECONDS);

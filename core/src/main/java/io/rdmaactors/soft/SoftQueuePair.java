@@ -103,7 +103,7 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
 
     /** The peer QP in this JVM, or null when the peer is reached through {@link #link}. */
     private volatile SoftQueuePair remote;
-    private volatile TcpLink link;
+    private volatile LinkConnection link;
     private volatile boolean dropped;
     private volatile int failNextPostErrno;
 
@@ -357,8 +357,8 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
         return port == null ? null : port.device.queuePair(destQpn);
     }
 
-    /** Joins a connection set up by the CM: a peer in this JVM, or one behind a TCP link. */
-    void connectTo(SoftQueuePair peer, TcpLink tcp) {
+    /** Joins a connection set up by the CM: a peer in this JVM, or one on a TCP link. */
+    void connectTo(SoftQueuePair peer, LinkConnection tcp) {
         remote = peer;
         link = tcp;
     }
@@ -609,7 +609,7 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
         }
         Packet p = new Packet(Packet.Kind.REQUEST, w.psn, wr.opcode().ordinal(), flags, wr.immData(), wr.remoteAddress(),
                 wr.rkey(), length, wr.compareAdd(), wr.swap(), 0, destinationPort(), w.payload);
-        TcpLink tcp = link;
+        LinkConnection tcp = link;
         if (tcp != null) {
             tcp.send(p);
             return;

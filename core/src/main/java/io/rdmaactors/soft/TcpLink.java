@@ -2,350 +2,519 @@ package io.rdmaactors.soft;
 
 import java.io.EOFException;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.Socket;
+import java.net.ProtocolException;
+import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One RC connection between two processes: a TCP loopback socket carrying CM messages and
- * transport packets. A reader thread hands frames to the endpoint; a writer thread drains an
- * outbox, so a reader never blocks on a full socket (two readers waiting on each other's writes
- * would deadlock). Frames pass through one direct buffer each way, not the JDK's temporary ones;
- * a large payload in registered memory goes from there to the socket in a gathering write.
+ * The wire between two processes: one TCP loopback socket from a process to a listener of
+ * another, carrying the CM messages and packets of every RC connection between them, each frame
+ * tagged with its connection's number (a {@link LinkConnection}). Served by one
+ * {@link LinkSelector}. A small frame is written at once by its sender when nothing waits
+ * before it, so it takes no thread hop; a large payload in registered memory goes from its MR
+ * to the socket in the I/O thread's gathering writes; what the socket does not take waits in a
+ * bounded outbox for OP_WRITE. A reader never blocks on a write. Frames pass through one direct
+ * buffer each way; a payload read from the wire is scattered into its MR from the input buffer.
  */
-final class TcpLink {
+final class TcpLink implements LinkSelector.Handler {
 
     private static final Logger log = LoggerFactory.getLogger(TcpLink.class);
-    private static final Object CLOSE = new Object();
     /** Larger than a 64 KiB message plus its header, so several packets leave in one write. */
     private static final int BUFFER = 1 << 18;
     /** From this size a direct payload skips the output buffer. */
     private static final int DIRECT_PAYLOAD = 16 << 10;
-    /** Tag, kind, psn, opcode, flags, imm, address, rkey, length, compare/add, swap, status, port, data length. */
-    private static final int PACKET_HEADER = 1 + 1 + 8 + 1 + 4 + 4 + 8 + 4 + 4 + 8 + 8 + 8 + 1 + 4;
+    /** Below this much room after what was received, the input buffer is compacted before a read. */
+    private static final int TAIL = 64 << 10;
+    /** Reads in one turn of the I/O thread at most, so one busy link does not starve the others. */
+    private static final int READS_PER_TURN = 8;
+    /** Large payloads one gathering write takes at most (a few, so one syscall carries a window of them). */
+    private static final int GATHERED_PAYLOADS = 8;
+    /** An input buffer grown for a large message is kept up to this size, for the next one. */
+    private static final int KEPT_INPUT = 1 << 22;
+    /**
+     * Frames waiting for a peer that does not read: beyond this the link ends in error (a few
+     * MB of references; payloads are read from their MRs when they go out, not copied).
+     */
+    static final int MAX_OUTBOX = 1 << 18;
 
     /** Who a link delivers to: a listener until a REQ made an id, then that id. */
     interface Endpoint {
-        void onCm(TcpLink link, CmMessage message);
+        void onCm(LinkConnection via, CmMessage message);
 
         Packet onRequest(Packet request);
 
         void onResponse(Packet response);
 
-        void onLinkClosed(TcpLink link);
+        /** The peer ended the connection, or the link under it failed. */
+        void onLinkClosed(LinkConnection connection);
     }
 
-    private final SoftFabric fabric;
-    private final Socket socket;
+    private final TcpLinks links;
+    private final LinkSelector selector;
     private final SocketChannel channel;
-    /** Read mode: what the reader has received and not parsed yet. */
-    private final ByteBuffer in = ByteBuffer.allocateDirect(BUFFER).flip();
-    /** Write mode: what the writer has framed and not sent yet. */
+    private final SelectionKey key;
+    private final String name;
+    /** The address this side connected to, the key links are shared by; null on the accepting side. */
+    final InetSocketAddress remoteListener;
+    /** On the accepting side, the listener a REQ on a new connection goes to. */
+    private final SoftCmId acceptor;
+    private final Map<Integer, LinkConnection> connections = new ConcurrentHashMap<>();
+    /** Under this: the connecting side numbers the connections. */
+    private int lastNumber;
+    /** Under this: no connection is added once the connecting side decided to close the link. */
+    private boolean closing;
+
+    /** Read mode between reads: what was received and not parsed yet. */
+    private ByteBuffer in;
+    private final ByteBuffer standardIn;
+
+    // under outbox
+    private final ArrayDeque<LinkFrame> outbox = new ArrayDeque<>();
+    /** Where frames are encoded; what one gathering write sends is views of it and the large payloads between. */
     private final ByteBuffer out = ByteBuffer.allocateDirect(BUFFER);
-    private final LinkedBlockingQueue<Object> outbox = new LinkedBlockingQueue<>();
-    private final Thread reader;
-    private final Thread writer;
-    private volatile Endpoint endpoint;
+    private final ByteBuffer[] gather = new ByteBuffer[2 * GATHERED_PAYLOADS + 1];
+    /** The part of {@link #gather} the socket has not taken yet; empty when nothing is being written. */
+    private int gatherFrom;
+    private int gatherTo;
+    private boolean writeInterest;
+    /** One thread at a time writes: the one that set this; others only queue. */
+    private boolean writing;
+    /** The I/O thread parses what its reads brought: the responses leave together after them. */
+    private boolean dispatching;
+    private boolean closeWhenFlushed;
+    /** Written under outbox; read without it by the I/O thread to stop parsing a link that ended. */
     private volatile boolean closed;
-    /** Fault injection: frames are silently lost both ways. */
-    volatile boolean dropped;
 
-    /** @param socket a connected socket made through a {@link SocketChannel} */
-    TcpLink(SoftFabric fabric, Socket socket, Endpoint endpoint) throws IOException {
-        this.fabric = fabric;
-        this.socket = socket;
-        this.channel = socket.getChannel();
-        this.endpoint = endpoint;
-        socket.setTcpNoDelay(true);
-        String name = "rdma-" + fabric.id + "-link-" + socket.getLocalPort() + "-" + socket.getPort();
-        this.reader = new Thread(this::read, name + "-in");
-        this.writer = new Thread(this::write, name + "-out");
-        reader.setDaemon(true);
-        writer.setDaemon(true);
-        fabric.track(this);
-        reader.start();
-        writer.start();
-    }
-
-    void attach(Endpoint newEndpoint) {
-        endpoint = newEndpoint;
-    }
-
-    void send(Packet packet) {
-        if (!closed && !dropped) {
-            outbox.add(packet);
-        }
-    }
-
-    void send(CmMessage message) {
-        if (!closed && !dropped) {
-            outbox.add(message);
-        }
-    }
-
-    private void read() {
+    /** @param channel a connected, non-blocking channel */
+    TcpLink(TcpLinks links, LinkSelector selector, SocketChannel channel, InetSocketAddress remoteListener,
+            SoftCmId acceptor) throws IOException {
+        this.links = links;
+        this.selector = selector;
+        this.channel = channel;
+        this.remoteListener = remoteListener;
+        this.acceptor = acceptor;
+        channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        this.name = "link " + channel.getLocalAddress() + " - " + channel.getRemoteAddress();
+        this.standardIn = ByteBuffer.allocateDirect(BUFFER);
+        this.in = standardIn.flip();
+        links.track(this);
         try {
-            while (!closed) {
-                int tag = readByte();
-                if (tag == 0) {
-                    Packet p = readPacket();
-                    if (dropped) {
-                        continue;
-                    }
-                    if (p.isRequest()) {
-                        Packet response = endpoint.onRequest(p);
-                        if (response != null) {
-                            send(response);
-                        }
-                    } else {
-                        endpoint.onResponse(p);
-                    }
-                } else {
-                    CmMessage m = readCm();
-                    if (!dropped) {
-                        endpoint.onCm(this, m);
-                    }
-                }
-            }
-        } catch (EOFException e) {
-            log.debug("link {} closed by the peer", reader.getName());
+            this.key = selector.register(channel, SelectionKey.OP_READ, this);
         } catch (IOException | RuntimeException e) {
-            if (!closed) {
-                log.debug("link {} failed", reader.getName(), e);
-            }
-        }
-        boolean byPeer = !closed;
-        shutdown();
-        if (byPeer) {
-            endpoint.onLinkClosed(this);
+            links.untrack(this);
+            throw e;
         }
     }
 
-    private void write() {
-        try {
-            while (true) {
-                Object frame = outbox.take();
-                do {
-                    if (frame == CLOSE) {
-                        flush();
-                        return;
-                    }
-                    if (frame instanceof Packet p) {
-                        writePacket(p);
-                    } else {
-                        writeCm((CmMessage) frame);
-                    }
-                    frame = outbox.poll();
-                } while (frame != null);
-                flush();
-            }
-        } catch (IOException e) {
-            log.debug("link {} could not write", writer.getName(), e);
-            shutdown();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private void writePacket(Packet p) throws IOException {
-        ByteBuffer data = p.data();
-        room(PACKET_HEADER);
-        out.put((byte) 0).put((byte) p.kind().ordinal()).putLong(p.psn()).put((byte) p.opcode()).putInt(p.flags())
-                .putInt(p.immData()).putLong(p.remoteAddress()).putInt(p.rkey()).putInt(p.length())
-                .putLong(p.compareAdd()).putLong(p.swap()).putLong(p.status()).put((byte) p.port())
-                .putInt(data == null ? -1 : data.remaining());
-        if (data != null) {
-            writeBytes(data);
-        }
-    }
-
-    private Packet readPacket() throws IOException {
-        need(PACKET_HEADER - 1);
-        Packet.Kind kind = Packet.KINDS[in.get()];
-        long psn = in.getLong();
-        int opcode = in.get();
-        int flags = in.getInt();
-        int imm = in.getInt();
-        long remoteAddress = in.getLong();
-        int rkey = in.getInt();
-        int length = in.getInt();
-        long compareAdd = in.getLong();
-        long swap = in.getLong();
-        long status = in.getLong();
-        int port = in.get();
-        int n = in.getInt();
-        ByteBuffer data = null;
-        if (n > in.capacity()) {
-            byte[] large = new byte[n];
-            readBytes(large);
-            data = ByteBuffer.wrap(large);
-        } else if (n >= 0) {
-            // a view of the input buffer: the payload goes from the socket to its MR in one copy
-            need(n);
-            data = in.slice(in.position(), n);
-            in.position(in.position() + n);
-        }
-        return new Packet(kind, psn, opcode, flags, imm, remoteAddress, rkey, length, compareAdd, swap, status, port,
-                data);
-    }
-
-    private void writeCm(CmMessage m) throws IOException {
-        room(1 + 1 + 4 + 8 + 16 + 4 + 4 + 2);
-        out.put((byte) 1).put((byte) m.type().ordinal()).putInt(m.qpn()).putLong(m.psn()).put(m.gid())
-                .putInt(m.port()).putInt(m.status()).putShort((short) m.privateData().length);
-        writeBytes(ByteBuffer.wrap(m.privateData()));
-        writeAddress(m.source());
-        writeAddress(m.destination());
-    }
-
-    private CmMessage readCm() throws IOException {
-        need(1 + 4 + 8 + 16 + 4 + 4 + 2);
-        CmMessage.Type type = CmMessage.Type.values()[in.get()];
-        int qpn = in.getInt();
-        long psn = in.getLong();
-        byte[] gid = new byte[16];
-        in.get(gid);
-        int port = in.getInt();
-        int status = in.getInt();
-        byte[] privateData = new byte[Short.toUnsignedInt(in.getShort())];
-        readBytes(privateData);
-        return new CmMessage(type, qpn, psn, gid, port, status, privateData, readAddress(), readAddress());
-    }
-
-    private void writeAddress(InetSocketAddress a) throws IOException {
-        if (a == null) {
-            room(1);
-            out.put((byte) 0);
-            return;
-        }
-        byte[] ip = a.getAddress().getAddress();
-        room(1 + ip.length + 4);
-        out.put((byte) ip.length).put(ip).putInt(a.getPort());
-    }
-
-    private InetSocketAddress readAddress() throws IOException {
-        int n = readByte();
-        if (n == 0) {
+    /** A new connection on the connecting side, or null once the link is closing. */
+    synchronized LinkConnection open(Endpoint endpoint) {
+        if (closing) {
             return null;
         }
-        byte[] ip = new byte[n];
-        readBytes(ip);
-        need(4);
-        return new InetSocketAddress(InetAddress.getByAddress(ip), in.getInt());
+        LinkConnection c = new LinkConnection(this, ++lastNumber, endpoint);
+        connections.put(c.number, c);
+        return c;
     }
 
-    // ---------------------------------------------------------------- buffered channel I/O
+    /** A connection ended on this side: the peer hears it; the connecting side closes a link nobody uses. */
+    void release(LinkConnection c) {
+        connections.remove(c.number);
+        send(LinkFrame.close(c));
+        boolean unused;
+        synchronized (this) {
+            unused = remoteListener != null && !closing && connections.isEmpty();
+            if (unused) {
+                closing = true;
+            }
+        }
+        if (unused) {
+            links.forget(this);
+            closeWhenFlushed();
+        }
+    }
 
-    /** Makes room for {@code n} more bytes in the output buffer (n is at most its capacity). */
-    private void room(int n) throws IOException {
-        if (out.remaining() < n) {
+    // ---------------------------------------------------------------- writing
+
+    void send(LinkFrame frame) {
+        boolean overflow = false;
+        synchronized (outbox) {
+            if (closed) {
+                return;
+            }
+            coalesce(frame);
+            outbox.add(frame);
+            if (outbox.size() > MAX_OUTBOX) {
+                overflow = true;
+            } else if (writing || writeInterest || dispatching) {
+                return; // the writer at work, OP_WRITE or the end of the I/O thread's turn takes it
+            } else if (!selector.inThread() && large(frame)) {
+                // a large payload is the I/O thread's to write, gathered with those posted after it,
+                // while the posting thread goes on
+                interest(true);
+                return;
+            } else {
+                writing = true;
+            }
+        }
+        if (overflow) {
+            end(new IOException("more than " + MAX_OUTBOX + " frames wait for a peer that does not read"));
+        } else {
             flush();
         }
     }
 
-    /** Writes the bytes from the position to the limit, leaving the buffer as it was. */
-    private void writeBytes(ByteBuffer bytes) throws IOException {
-        int n = bytes.remaining();
-        if (n > out.capacity() || (bytes.isDirect() && n >= DIRECT_PAYLOAD)) {
-            // too large to stage, or in registered memory: after what out holds, straight to the socket
-            out.flip();
-            ByteBuffer[] both = {out, bytes.duplicate()};
-            while (both[0].hasRemaining() || both[1].hasRemaining()) {
-                channel.write(both);
-            }
-            out.clear();
-            return;
+    /**
+     * An ACK acknowledges every request before it (IB ACK coalescing): one that follows an ACK of
+     * its connection still waiting to leave takes its place.
+     */
+    private void coalesce(LinkFrame frame) {
+        LinkFrame last = outbox.peekLast();
+        Packet ack = frame.packet();
+        if (last != null && ack != null && ack.kind() == Packet.Kind.ACK && last.connection() == frame.connection()
+                && last.packet() != null && last.packet().kind() == Packet.Kind.ACK
+                && last.packet().psn() <= ack.psn()) {
+            outbox.pollLast();
         }
-        room(n);
-        out.put(out.position(), bytes, bytes.position(), n);
-        out.position(out.position() + n);
     }
 
-    private void flush() throws IOException {
-        out.flip();
-        while (out.hasRemaining()) {
-            channel.write(out);
-        }
-        out.clear();
-    }
-
-    /** Reads until at least {@code n} bytes (at most the buffer's capacity) wait in the input buffer. */
-    private void need(int n) throws IOException {
-        if (in.remaining() >= n) {
-            return;
-        }
-        in.compact();
+    /**
+     * Writes what the socket takes now, by the thread that set {@link #writing}, with the outbox
+     * unlocked during each write so that senders only queue meanwhile; what the socket does not
+     * take waits for OP_WRITE.
+     */
+    private void flush() {
         try {
-            while (in.position() < n) {
-                if (channel.read(in) < 0) {
-                    throw new EOFException();
+            while (true) {
+                synchronized (outbox) {
+                    if (gatherFrom == gatherTo && !fill()) {
+                        writing = false;
+                        interest(false);
+                        if (closeWhenFlushed && !closed) {
+                            closed = true;
+                            selector.later(this::shutdown);
+                        }
+                        return;
+                    }
+                }
+                channel.write(gather, gatherFrom, gatherTo - gatherFrom);
+                while (gatherFrom < gatherTo && !gather[gatherFrom].hasRemaining()) {
+                    gather[gatherFrom++] = null;
+                }
+                if (gatherFrom < gatherTo) {
+                    synchronized (outbox) {
+                        writing = false;
+                        interest(true);
+                    }
+                    return;
                 }
             }
-        } finally {
-            in.flip();
+        } catch (IOException | RuntimeException e) {
+            synchronized (outbox) {
+                writing = false;
+            }
+            end(e);
         }
     }
 
-    private int readByte() throws IOException {
-        need(1);
-        return in.get();
+    /** Takes the writer's part when nobody has it and there is something to write. Under outbox. */
+    private boolean startWriting() {
+        if (writing || closed || (gatherFrom == gatherTo && outbox.isEmpty())) {
+            return false;
+        }
+        writing = true;
+        return true;
     }
 
-    private void readBytes(byte[] into) throws IOException {
-        int offset = 0;
-        while (offset < into.length) {
-            need(Math.min(into.length - offset, in.capacity()));
-            int chunk = Math.min(into.length - offset, in.remaining());
-            in.get(into, offset, chunk);
-            offset += chunk;
+    /**
+     * Encodes queued frames into {@link #out} while they fit, and lays out the next gathering
+     * write; false when nothing was queued.
+     */
+    private boolean fill() {
+        out.clear();
+        gatherFrom = 0;
+        gatherTo = 0;
+        int segment = 0;
+        for (LinkFrame f; (f = outbox.peek()) != null; ) {
+            if (f.connection().aborted && (f.packet() != null || f.cm() != null)) {
+                outbox.poll(); // a connection that died sends nothing more but its end
+                continue;
+            }
+            int head = f.headerSize();
+            ByteBuffer payload = f.payload();
+            int n = payload == null ? 0 : payload.remaining();
+            boolean separate = large(f);
+            if (out.remaining() < head + (separate ? 0 : n)) {
+                break;
+            }
+            outbox.poll();
+            f.encode(out, !separate);
+            if (separate) {
+                gather[gatherTo++] = out.slice(segment, out.position() - segment);
+                gather[gatherTo++] = payload.duplicate();
+                segment = out.position();
+                if (gatherTo == 2 * GATHERED_PAYLOADS) {
+                    break;
+                }
+            }
+        }
+        if (out.position() > segment) {
+            gather[gatherTo++] = out.slice(segment, out.position() - segment);
+        }
+        return gatherTo > 0;
+    }
+
+    /** Too large to stage, or in registered memory: after its header, straight from its buffer to the socket. */
+    private boolean large(LinkFrame f) {
+        ByteBuffer payload = f.payload();
+        if (payload == null) {
+            return false;
+        }
+        int n = payload.remaining();
+        return n > out.capacity() - f.headerSize() || (payload.isDirect() && n >= DIRECT_PAYLOAD);
+    }
+
+    private void interest(boolean write) {
+        if (write != writeInterest && key.isValid()) {
+            writeInterest = write;
+            key.interestOps(write ? SelectionKey.OP_READ | SelectionKey.OP_WRITE : SelectionKey.OP_READ);
+            if (write && !selector.inThread()) {
+                selector.wakeup();
+            }
+        }
+    }
+
+    /** Closes the link once everything queued was written. */
+    private void closeWhenFlushed() {
+        synchronized (outbox) {
+            if (closed) {
+                return;
+            }
+            closeWhenFlushed = true;
+            if (writing || writeInterest) {
+                return; // the writer at work or OP_WRITE closes it when done
+            }
+            writing = true;
+        }
+        flush();
+    }
+
+    // ---------------------------------------------------------------- on the I/O thread
+
+    @Override
+    public void ready(SelectionKey selected) throws IOException {
+        if (closed) {
+            return; // ended: its socket closes on this thread's next turn; nothing more is parsed
+        }
+        if (selected.isWritable()) {
+            boolean mine;
+            synchronized (outbox) {
+                mine = startWriting();
+                if (!mine && !writing) {
+                    interest(false);
+                }
+            }
+            if (mine) {
+                flush();
+            }
+        }
+        if (selected.isValid() && selected.isReadable()) {
+            read();
+        }
+    }
+
+    /**
+     * Reads and parses until the socket has nothing more (or for a few reads, so one busy link
+     * does not starve the others); the responses to all of it leave together at the end.
+     */
+    private void read() throws IOException {
+        synchronized (outbox) {
+            dispatching = true;
+        }
+        try {
+            for (int reads = 0; reads < READS_PER_TURN && !closed; reads++) {
+                int from = in.position();
+                if (in.capacity() - in.limit() < TAIL) {
+                    in.compact().flip();
+                    from = 0;
+                }
+                // into the tail: what was not parsed yet stays where it is, not copied at every read
+                int received = in.limit();
+                in.limit(in.capacity()).position(received);
+                int n;
+                try {
+                    n = channel.read(in);
+                } finally {
+                    in.limit(in.position()).position(from);
+                }
+                if (n < 0) {
+                    throw new EOFException();
+                }
+                if (n == 0) {
+                    return;
+                }
+                parse();
+            }
+        } finally {
+            boolean mine;
+            synchronized (outbox) {
+                dispatching = false;
+                mine = !writeInterest && startWriting();
+            }
+            if (mine) {
+                flush();
+            }
+        }
+    }
+
+    private void parse() throws IOException {
+        while (in.remaining() >= 4) {
+            int length = in.getInt(in.position());
+            LinkFrame.checkLength(length);
+            if (in.remaining() - 4 < length) {
+                if (4 + length > in.capacity()) {
+                    grow(4 + length);
+                }
+                break;
+            }
+            int start = in.position() + 4;
+            dispatch(start, start + length);
+            if (closed) {
+                return;
+            }
+            in.position(start + length);
+        }
+        if (in != standardIn && !in.hasRemaining() && in.capacity() > KEPT_INPUT) {
+            in = standardIn.clear().flip();
+        }
+    }
+
+    /** Room for a frame larger than the input buffer, grown as its bytes arrive, not by its announced length. */
+    private void grow(int frame) {
+        if (in.position() > 0 || in.limit() < in.capacity()) {
+            return; // the buffer is not full yet: compacting and reading make progress
+        }
+        ByteBuffer bigger = ByteBuffer.allocateDirect((int) Math.min(frame, 2L * in.capacity()));
+        bigger.put(in).flip();
+        in = bigger;
+    }
+
+    private void dispatch(int start, int end) throws IOException {
+        byte tag = in.get(start);
+        int number = in.getInt(start + 1);
+        int body = start + 5;
+        switch (tag) {
+            case LinkFrame.PACKET -> {
+                Packet p = LinkFrame.decodePacket(in, body, end);
+                LinkConnection c = connections.get(number);
+                if (c != null) {
+                    c.onPacket(p);
+                }
+            }
+            case LinkFrame.CM -> {
+                CmMessage m = LinkFrame.decodeCm(in, body, end);
+                LinkConnection c = connections.get(number);
+                if (c == null && acceptor != null && m.type() == CmMessage.Type.REQ) {
+                    c = new LinkConnection(this, number, acceptor);
+                    connections.put(number, c);
+                }
+                if (c != null) {
+                    c.onCm(m);
+                }
+            }
+            case LinkFrame.CLOSE -> {
+                if (end != body) {
+                    throw new ProtocolException("a close frame with a body");
+                }
+                LinkConnection c = connections.remove(number);
+                if (c != null) {
+                    c.onEnded();
+                }
+            }
+            default -> throw new ProtocolException("frame tag " + tag);
+        }
+    }
+
+    @Override
+    public void failed(Throwable cause) {
+        if (cause instanceof EOFException) {
+            log.debug("{} closed by the peer", name);
+        } else {
+            log.debug("{} failed", name, cause);
+        }
+        end(cause);
+    }
+
+    // ---------------------------------------------------------------- ending
+
+    /** Ends the link at once (failure, EOF, an abort): every connection on it hears that it ended. */
+    void end(Throwable cause) {
+        synchronized (outbox) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            outbox.clear();
+        }
+        synchronized (this) {
+            closing = true;
+        }
+        links.forget(this);
+        List<LinkConnection> orphans = List.copyOf(connections.values());
+        connections.clear();
+        // on the I/O thread's next turn, when the thread that failed the link holds no id's or QP's lock
+        selector.later(() -> {
+            shutdown();
+            for (LinkConnection c : orphans) {
+                c.onEnded();
+            }
+        });
+        if (cause != null && !(cause instanceof EOFException) && !(cause instanceof IOException)) {
+            log.warn("{} ended by an error", name, cause);
         }
     }
 
     private void shutdown() {
-        if (!closed) {
+        synchronized (outbox) {
             closed = true;
-            outbox.add(CLOSE);
+            outbox.clear();
         }
+        key.cancel();
         try {
-            socket.close();
+            channel.close();
         } catch (IOException e) {
-            log.debug("closing link socket", e);
+            log.debug("closing {}", name, e);
         }
-        fabric.untrack(this);
+        links.untrack(this);
     }
 
-    /** Closes the link after the frames already queued are written; the peer sees the connection end. */
+    /** The fabric closes: what is queued gets one chance to leave, then the socket closes. */
     void close() {
-        if (closed) {
-            return;
+        boolean mine;
+        synchronized (outbox) {
+            mine = !writeInterest && startWriting();
         }
-        closed = true;
-        outbox.add(CLOSE);
-        try {
-            writer.join(1000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        if (mine) {
+            flush();
         }
-        shutdown();
-        if (Thread.currentThread() != reader) {
-            try {
-                reader.join(1000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+        synchronized (outbox) {
+            closed = true;
+            outbox.clear();
         }
+        selector.close(channel);
+        links.untrack(this);
     }
 
-    /** Ends the link at once, as a process that dies does. */
-    void abort() {
-        closed = true;
-        outbox.clear();
-        outbox.add(CLOSE);
-        shutdown();
+    @Override
+    public String toString() {
+        return name;
     }
 }

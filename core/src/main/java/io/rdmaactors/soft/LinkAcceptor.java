@@ -1,0 +1,50 @@
+package io.rdmaactors.soft;
+
+import java.io.IOException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A listening CM id's socket, served by an I/O thread: each connection another process makes
+ * becomes a {@link TcpLink} whose new connections are REQs to that listener.
+ */
+final class LinkAcceptor implements LinkSelector.Handler {
+
+    private static final Logger log = LoggerFactory.getLogger(LinkAcceptor.class);
+
+    private final TcpLinks links;
+    private final LinkSelector selector;
+    private final ServerSocketChannel server;
+    private final SoftCmId listener;
+
+    LinkAcceptor(TcpLinks links, LinkSelector selector, ServerSocketChannel server, SoftCmId listener)
+            throws IOException {
+        this.links = links;
+        this.selector = selector;
+        this.server = server;
+        this.listener = listener;
+        server.configureBlocking(false);
+        selector.register(server, SelectionKey.OP_ACCEPT, this);
+    }
+
+    @Override
+    public void ready(SelectionKey key) throws IOException {
+        for (SocketChannel accepted; (accepted = server.accept()) != null; ) {
+            links.accepted(accepted, listener);
+        }
+    }
+
+    @Override
+    public void failed(Throwable cause) {
+        // accepting failed (out of file descriptors, say): the listener goes on with the next one
+        log.warn("accepting on {} failed", server, cause);
+    }
+
+    /** Stops listening; the port is free again on return. */
+    void close() {
+        selector.close(server);
+    }
+}

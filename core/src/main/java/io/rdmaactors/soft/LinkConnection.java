@@ -1,0 +1,89 @@
+package io.rdmaactors.soft;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One RC connection's share of a {@link TcpLink}: its number on the link, which every frame of
+ * it carries, and the endpoint its frames go to. Fault injection acts here, on one connection,
+ * not on the link the others share.
+ */
+final class LinkConnection {
+
+    final TcpLink link;
+    final int number;
+    private volatile TcpLink.Endpoint endpoint;
+    /** Fault injection: frames are silently lost both ways. */
+    private volatile boolean dropped;
+    /** Ended at once, as by a process that dies: frames still queued for it are not sent. */
+    volatile boolean aborted;
+    private final AtomicBoolean ended = new AtomicBoolean();
+
+    LinkConnection(TcpLink link, int number, TcpLink.Endpoint endpoint) {
+        this.link = link;
+        this.number = number;
+        this.endpoint = endpoint;
+    }
+
+    /** A listener hands the connection to the id its REQ made. */
+    void attach(TcpLink.Endpoint newEndpoint) {
+        endpoint = newEndpoint;
+    }
+
+    void send(Packet packet) {
+        if (!dropped && !ended.get()) {
+            link.send(new LinkFrame(this, packet, null));
+        }
+    }
+
+    void send(CmMessage message) {
+        if (!dropped && !ended.get()) {
+            link.send(new LinkFrame(this, null, message));
+        }
+    }
+
+    void drop() {
+        dropped = true;
+    }
+
+    /** Ends the connection after the frames already queued; the peer's id hears that it ended. */
+    void close() {
+        if (ended.compareAndSet(false, true)) {
+            link.release(this);
+        }
+    }
+
+    /** Ends the connection at once, as a process that dies does. */
+    void abort() {
+        aborted = true;
+        close();
+    }
+
+    // ---------------------------------------------------------------- from the link, on its I/O thread
+
+    void onCm(CmMessage message) {
+        if (!dropped && !ended.get()) {
+            endpoint.onCm(this, message);
+        }
+    }
+
+    void onPacket(Packet packet) {
+        if (dropped || ended.get()) {
+            return;
+        }
+        if (packet.isRequest()) {
+            Packet response = endpoint.onRequest(packet);
+            if (response != null) {
+                send(response);
+            }
+        } else {
+            endpoint.onResponse(packet);
+        }
+    }
+
+    /** The peer ended the connection, or the link failed. */
+    void onEnded() {
+        if (ended.compareAndSet(false, true)) {
+            endpoint.onLinkClosed(this);
+        }
+    }
+}

@@ -1,0 +1,196 @@
+package io.rdmaactors.soft;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ProtocolException;
+import java.net.UnknownHostException;
+import java.nio.ByteBuffer;
+
+/**
+ * A frame on a {@link TcpLink}, and the wire format: a length, a tag, the number of the
+ * connection on the link it belongs to, then a transport packet, a CM message, or nothing (the
+ * connection ended on the sender's side). Every length read from the wire is checked before
+ * anything is sized by it.
+ *
+ * @param connection the connection it belongs to (on the sending side)
+ * @param packet     the packet, for a {@link #PACKET} frame
+ * @param cm         the CM message, for a {@link #CM} frame; neither: a {@link #CLOSE} frame
+ */
+record LinkFrame(LinkConnection connection, Packet packet, CmMessage cm) {
+
+    static final byte PACKET = 0;
+    static final byte CM = 1;
+    static final byte CLOSE = 2;
+
+    /** The largest message between processes, as a port's max_msg_sz (2^30 on most HCAs). */
+    static final int LARGEST_MESSAGE = 1 << 30;
+    /** Length, tag, connection. */
+    static final int PREFIX = 4 + 1 + 4;
+    /** Kind, psn, opcode, flags, imm, address, rkey, length, compare/add, swap, status, port, data length. */
+    private static final int PACKET_HEADER = 1 + 8 + 1 + 4 + 4 + 8 + 4 + 4 + 8 + 8 + 8 + 1 + 4;
+    /** Type, qpn, psn, gid, port, status, private data length; then the data and two addresses. */
+    private static final int CM_HEADER = 1 + 4 + 8 + 16 + 4 + 4 + 2;
+    /** The most private data any CM message carries (an accept's). */
+    private static final int MAX_PRIVATE_DATA = 196;
+    private static final int MAX_CM = CM_HEADER + MAX_PRIVATE_DATA + 2 * (1 + 16 + 4);
+    /** The largest frame length a peer may announce. */
+    static final int MAX_FRAME = 1 + 4 + PACKET_HEADER + LARGEST_MESSAGE;
+    private static final CmMessage.Type[] CM_TYPES = CmMessage.Type.values();
+
+    static LinkFrame close(LinkConnection connection) {
+        return new LinkFrame(connection, null, null);
+    }
+
+    /** The payload that follows the header, or null. */
+    ByteBuffer payload() {
+        return packet == null ? null : packet.data();
+    }
+
+    /** The bytes before the payload. */
+    int headerSize() {
+        if (packet != null) {
+            return PREFIX + PACKET_HEADER;
+        }
+        if (cm != null) {
+            return PREFIX + CM_HEADER + cm.privateData().length + addressSize(cm.source())
+                    + addressSize(cm.destination());
+        }
+        return PREFIX;
+    }
+
+    private static int addressSize(InetSocketAddress a) {
+        return a == null ? 1 : 1 + a.getAddress().getAddress().length + 4;
+    }
+
+    /** Writes the frame's header, and its payload when {@code withPayload}, into {@code out}. */
+    void encode(ByteBuffer out, boolean withPayload) {
+        ByteBuffer data = payload();
+        int dataLength = data == null ? 0 : data.remaining();
+        out.putInt(headerSize() - 4 + dataLength);
+        if (packet != null) {
+            Packet p = packet;
+            out.put(PACKET).putInt(connection.number).put((byte) p.kind().ordinal()).putLong(p.psn())
+                    .put((byte) p.opcode()).putInt(p.flags()).putInt(p.immData()).putLong(p.remoteAddress())
+                    .putInt(p.rkey()).putInt(p.length()).putLong(p.compareAdd()).putLong(p.swap()).putLong(p.status())
+                    .put((byte) p.port()).putInt(data == null ? -1 : dataLength);
+            if (data != null && withPayload) {
+                out.put(out.position(), data, data.position(), dataLength);
+                out.position(out.position() + dataLength);
+            }
+        } else if (cm != null) {
+            out.put(CM).putInt(connection.number).put((byte) cm.type().ordinal()).putInt(cm.qpn()).putLong(cm.psn())
+                    .put(cm.gid()).putInt(cm.port()).putInt(cm.status()).putShort((short) cm.privateData().length)
+                    .put(cm.privateData());
+            encode(out, cm.source());
+            encode(out, cm.destination());
+        } else {
+            out.put(CLOSE).putInt(connection.number);
+        }
+    }
+
+    private static void encode(ByteBuffer out, InetSocketAddress a) {
+        if (a == null) {
+            out.put((byte) 0);
+            return;
+        }
+        byte[] ip = a.getAddress().getAddress();
+        out.put((byte) ip.length).put(ip).putInt(a.getPort());
+    }
+
+    /** Checks a frame length read from the wire (what follows the length itself). */
+    static void checkLength(int length) throws ProtocolException {
+        if (length < 1 + 4 || length > MAX_FRAME) {
+            throw new ProtocolException("a frame of " + length + " bytes");
+        }
+    }
+
+    /**
+     * The packet of a PACKET frame whose body runs from {@code at} to {@code end} of {@code in};
+     * its payload is a view of {@code in}.
+     */
+    static Packet decodePacket(ByteBuffer in, int at, int end) throws ProtocolException {
+        if (end - at < PACKET_HEADER) {
+            throw new ProtocolException("a packet frame shorter than its header");
+        }
+        ByteBuffer b = in.duplicate().limit(end).position(at);
+        int kind = b.get();
+        if (kind < 0 || kind >= Packet.KINDS.length) {
+            throw new ProtocolException("packet kind " + kind);
+        }
+        long psn = b.getLong();
+        int opcode = b.get();
+        if (opcode < 0 || opcode >= Packet.OPCODES.length) {
+            throw new ProtocolException("opcode " + opcode);
+        }
+        int flags = b.getInt();
+        int imm = b.getInt();
+        long remoteAddress = b.getLong();
+        int rkey = b.getInt();
+        int length = b.getInt();
+        long compareAdd = b.getLong();
+        long swap = b.getLong();
+        long status = b.getLong();
+        int port = b.get();
+        int n = b.getInt();
+        if (n == -1 ? b.hasRemaining() : n != b.remaining()) {
+            throw new ProtocolException("a payload of " + n + " bytes in a frame of " + (end - at));
+        }
+        // a view of the link's buffer: the payload goes from the socket to its MR in one copy
+        ByteBuffer data = n < 0 ? null : b.slice();
+        return new Packet(Packet.KINDS[kind], psn, opcode, flags, imm, remoteAddress, rkey, length, compareAdd, swap,
+                status, port, data);
+    }
+
+    static CmMessage decodeCm(ByteBuffer in, int at, int end) throws ProtocolException {
+        if (end - at < CM_HEADER + 2 || end - at > MAX_CM) {
+            throw new ProtocolException("a CM frame of " + (end - at) + " bytes");
+        }
+        ByteBuffer b = in.duplicate().limit(end).position(at);
+        int type = b.get();
+        if (type < 0 || type >= CM_TYPES.length) {
+            throw new ProtocolException("CM message type " + type);
+        }
+        int qpn = b.getInt();
+        long psn = b.getLong();
+        byte[] gid = new byte[16];
+        b.get(gid);
+        int port = b.getInt();
+        int status = b.getInt();
+        int n = Short.toUnsignedInt(b.getShort());
+        if (n > MAX_PRIVATE_DATA || n > b.remaining()) {
+            throw new ProtocolException(n + " bytes of private data");
+        }
+        byte[] privateData = new byte[n];
+        b.get(privateData);
+        InetSocketAddress source = decodeAddress(b);
+        InetSocketAddress destination = decodeAddress(b);
+        if (b.hasRemaining()) {
+            throw new ProtocolException("a CM frame longer than its message");
+        }
+        return new CmMessage(CM_TYPES[type], qpn, psn, gid, port, status, privateData, source, destination);
+    }
+
+    private static InetSocketAddress decodeAddress(ByteBuffer b) throws ProtocolException {
+        if (!b.hasRemaining()) {
+            throw new ProtocolException("a CM frame cut short");
+        }
+        int n = b.get();
+        if (n == 0) {
+            return null;
+        }
+        if ((n != 4 && n != 16) || b.remaining() < n + 4) {
+            throw new ProtocolException("an address of " + n + " bytes");
+        }
+        byte[] ip = new byte[n];
+        b.get(ip);
+        int port = b.getInt();
+        if (port < 0 || port > 0xFFFF) {
+            throw new ProtocolException("port " + port);
+        }
+        try {
+            return new InetSocketAddress(InetAddress.getByAddress(ip), port);
+        } catch (UnknownHostException e) {
+            throw new ProtocolException("an address of " + n + " bytes");
+        }
+    }
+}

@@ -1,0 +1,182 @@
+package io.rdmaactors.soft;
+
+import java.io.IOException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectableChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.Iterator;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One I/O thread of the soft fabric: a {@link Selector} that serves every link and listening
+ * socket registered with it, as Pekko IO's selection handler does, so the fabric's threads do not
+ * grow with its connections. A failure while serving one channel ends that channel only.
+ */
+final class LinkSelector {
+
+    private static final Logger log = LoggerFactory.getLogger(LinkSelector.class);
+
+    /** What a selected key's attachment does when its channel is ready. */
+    interface Handler {
+        void ready(SelectionKey key) throws IOException;
+
+        /** The handler threw: it ends its channel; the thread goes on serving the others. */
+        void failed(Throwable cause);
+    }
+
+    private final Selector selector;
+    private final Thread thread;
+    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private volatile boolean stopped;
+
+    LinkSelector(String name) throws IOException {
+        this.selector = Selector.open();
+        this.thread = new Thread(this::run, name);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    boolean inThread() {
+        return Thread.currentThread() == thread;
+    }
+
+    /** Runs a task on the I/O thread: channels are registered and closed there. */
+    void execute(Runnable task) {
+        if (inThread()) {
+            task.run();
+            return;
+        }
+        tasks.add(task);
+        selector.wakeup();
+    }
+
+    /** Runs a task on the I/O thread and waits for it (briefly: it never blocks). */
+    void executeAndWait(Runnable task) {
+        if (inThread() || stopped) {
+            task.run();
+            return;
+        }
+        CountDownLatch done = new CountDownLatch(1);
+        execute(() -> {
+            try {
+                task.run();
+            } finally {
+                done.countDown();
+            }
+        });
+        try {
+            done.await(1, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Registers a channel for {@code ops}. Since JDK 11 this does not wait for a select in
+     * progress; the wakeup makes the new key count from now on.
+     */
+    SelectionKey register(SelectableChannel channel, int ops, Handler handler) throws IOException {
+        SelectionKey key = channel.register(selector, ops, handler);
+        selector.wakeup();
+        return key;
+    }
+
+    /** Runs a task on the I/O thread's next turn, even when called from it: no caller's lock is held then. */
+    void later(Runnable task) {
+        tasks.add(task);
+        selector.wakeup();
+    }
+
+    /** Makes a changed interest set take effect now rather than at the next select. */
+    void wakeup() {
+        selector.wakeup();
+    }
+
+    /**
+     * Closes a channel so that its socket is released at once (a listening port can be bound
+     * again on return): a registered channel is really closed when the selector deregisters it.
+     */
+    void close(SelectableChannel channel) {
+        executeAndWait(() -> {
+            try {
+                channel.close();
+                if (selector.isOpen()) {
+                    selector.selectNow(); // deregisters the cancelled key, which releases the socket
+                }
+            } catch (IOException e) {
+                log.debug("closing {}", channel, e);
+            }
+        });
+    }
+
+    private void run() {
+        try {
+            while (!stopped) {
+                selector.select();
+                for (Runnable task; (task = tasks.poll()) != null; ) {
+                    runSafely(task);
+                }
+                Iterator<SelectionKey> selected = selector.selectedKeys().iterator();
+                while (selected.hasNext()) {
+                    SelectionKey key = selected.next();
+                    selected.remove();
+                    serve(key);
+                }
+            }
+        } catch (IOException | ClosedSelectorException e) {
+            if (!stopped) {
+                log.warn("I/O thread {} ended", thread.getName(), e);
+            }
+        } finally {
+            for (Runnable task; (task = tasks.poll()) != null; ) {
+                runSafely(task);
+            }
+            try {
+                selector.close();
+            } catch (IOException e) {
+                log.debug("closing selector", e);
+            }
+        }
+    }
+
+    private static void runSafely(Runnable task) {
+        try {
+            task.run();
+        } catch (Throwable t) { // the thread serves every link of the fabric: it must not die
+            log.warn("a task on a soft fabric I/O thread failed", t);
+        }
+    }
+
+    private static void serve(SelectionKey key) {
+        Handler handler = (Handler) key.attachment();
+        try {
+            if (key.isValid()) {
+                handler.ready(key);
+            }
+        } catch (Throwable t) { // one link's failure, whatever it is, ends that link only
+            try {
+                handler.failed(t);
+            } catch (Throwable again) {
+                log.warn("failing a soft fabric link failed too", again);
+            }
+        }
+    }
+
+    /** Stops the thread; the selector and every channel still registered with it close. */
+    void stop() {
+        stopped = true;
+        selector.wakeup();
+        if (!inThread()) {
+            try {
+                thread.join(1000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

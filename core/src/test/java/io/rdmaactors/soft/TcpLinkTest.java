@@ -1,0 +1,403 @@
+package io.rdmaactors.soft;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmaactors.cm.CmEvent;
+import io.rdmaactors.verbs.CmId;
+import io.rdmaactors.verbs.CompletionQueue;
+import io.rdmaactors.verbs.ConnectionParameters;
+import io.rdmaactors.verbs.EventChannel;
+import io.rdmaactors.verbs.Fabric;
+import io.rdmaactors.verbs.MemoryRegion;
+import io.rdmaactors.verbs.PortSpace;
+import io.rdmaactors.verbs.ProtectionDomain;
+import io.rdmaactors.verbs.QpInitAttributes;
+import io.rdmaactors.verbs.ReceiveWorkRequest;
+import io.rdmaactors.verbs.SendWorkRequest;
+import io.rdmaactors.verbs.WcOpcode;
+import io.rdmaactors.verbs.WcStatus;
+import io.rdmaactors.verbs.WorkCompletion;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The link between processes: a fixed number of I/O threads, one socket for every connection to
+ * a peer's listener, faults on one connection of a shared link, and a link fed garbage ending
+ * alone. The client fabric uses {@code transport=tcp}, so its ids reach the server fabric's
+ * listener over a link as they would from another process.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class TcpLinkTest {
+
+    private static final Duration STEP = Duration.ofSeconds(10);
+    private static final int SLOT = 64;
+
+    private Fabric server;
+    private EventChannel serverEvents;
+    private CmId listener;
+    private ProtectionDomain serverPd;
+    private CompletionQueue serverCq;
+    private MemoryRegion serverMemory;
+    private final List<Fabric> clients = new ArrayList<>();
+
+    @BeforeEach
+    void listen() {
+        server = Fabric.open("soft");
+        serverEvents = server.createEventChannel();
+        listener = server.createCmId(serverEvents, PortSpace.TCP);
+        listener.bind(new InetSocketAddress("127.0.0.1", 0));
+        listener.listen(16);
+        serverPd = server.devices().get(0).allocateProtectionDomain();
+        serverCq = server.devices().get(0).createCompletionQueue(4096, null);
+        serverMemory = serverPd.register(ByteBuffer.allocateDirect(256 * SLOT));
+    }
+
+    @AfterEach
+    void close() {
+        clients.forEach(Fabric::close);
+        server.close();
+    }
+
+    /** One client fabric: its ids share one PD, CQ and memory. */
+    private final class Client {
+        final Fabric fabric;
+        final EventChannel events;
+        final ProtectionDomain pd;
+        final CompletionQueue cq;
+        final MemoryRegion memory;
+
+        Client() {
+            this(Map.of());
+        }
+
+        Client(Map<String, String> options) {
+            Map<String, String> all = new HashMap<>(options);
+            all.put("transport", "tcp");
+            fabric = Fabric.open("soft", all);
+            clients.add(fabric);
+            events = fabric.createEventChannel();
+            pd = fabric.devices().get(0).allocateProtectionDomain();
+            cq = fabric.devices().get(0).createCompletionQueue(4096, null);
+            memory = pd.register(ByteBuffer.allocateDirect(256 * SLOT));
+        }
+
+
+        /** A connection to the server's listener: this side's id, then the server's. */
+        CmId[] connect() throws Exception {
+            CmId id = fabric.createCmId(events, PortSpace.TCP);
+            id.resolveAddress(null, listener.localAddress(), STEP);
+            assertInstanceOf(CmEvent.AddrResolved.class, events.await(STEP));
+            id.resolveRoute(STEP);
+            assertInstanceOf(CmEvent.RouteResolved.class, events.await(STEP));
+            id.createQueuePair(pd, QpInitAttributes.rc(cq, 16, 16));
+            id.connect(ConnectionParameters.of(null));
+            CmEvent.ConnectRequest request = assertInstanceOf(CmEvent.ConnectRequest.class, serverEvents.await(STEP));
+            CmId agent = serverEvents.cmId(request.id());
+            agent.createQueuePair(serverPd, QpInitAttributes.rc(serverCq, 16, 16));
+            agent.accept(ConnectionParameters.of(null));
+            assertInstanceOf(CmEvent.Established.class, events.await(STEP));
+            assertInstanceOf(CmEvent.Established.class, serverEvents.await(STEP));
+            return new CmId[] {id, agent};
+        }
+    }
+
+    /** Each client id sends its index to its agent, which must receive it in its own slot. */
+    private void exchange(Client client, List<CmId[]> connections, List<Integer> which) throws Exception {
+        for (int i : which) {
+            CmId agent = connections.get(i)[1];
+            agent.queuePair().postReceive(ReceiveWorkRequest.of(i, serverMemory.sge(i * SLOT, SLOT)));
+            client.memory.buffer().putInt(i * SLOT, 1000 + i);
+            connections.get(i)[0].queuePair().postSend(SendWorkRequest.send(i, client.memory.sge(i * SLOT, 4)));
+        }
+        List<Integer> arrived = new ArrayList<>();
+        WorkCompletion[] wcs = new WorkCompletion[64];
+        long deadline = System.nanoTime() + STEP.toNanos();
+        while (arrived.size() < which.size() && System.nanoTime() < deadline) {
+            int n = serverCq.poll(wcs);
+            for (int k = 0; k < n; k++) {
+                assertTrue(wcs[k].isSuccess(), wcs[k].toString());
+                assertEquals(WcOpcode.RECV, wcs[k].opcode());
+                int i = (int) wcs[k].wrId();
+                assertEquals(connections.get(i)[1].queuePair().qpNum(), wcs[k].qpNum(), "received on its own QP");
+                assertEquals(1000 + i, serverMemory.buffer().getInt(i * SLOT), "connection " + i);
+                arrived.add(i);
+            }
+        }
+        assertEquals(which.stream().sorted().toList(), arrived.stream().sorted().toList());
+    }
+
+    private static List<Integer> range(int from, int to) {
+        List<Integer> list = new ArrayList<>();
+        for (int i = from; i < to; i++) {
+            list.add(i);
+        }
+        return list;
+    }
+
+    private static List<String> threadsOf(Fabric fabric) {
+        String prefix = "rdma-" + ((SoftFabric) fabric).id + "-";
+        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
+                .filter(n -> n.startsWith(prefix)).sorted().collect(Collectors.toList());
+    }
+
+    private static int links(Fabric fabric) {
+        return ((SoftFabric) fabric).links.count();
+    }
+
+    private static void eventually(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + STEP.toNanos();
+        while (!condition.getAsBoolean()) {
+            assertTrue(System.nanoTime() < deadline, what);
+            Thread.sleep(5);
+        }
+    }
+
+    @Test
+    void threadsAndSocketsDoNotGrowWithConnections() throws Exception {
+        Client client = new Client();
+        List<CmId[]> connections = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            connections.add(client.connect());
+        }
+        exchange(client, connections, range(0, 10));
+        List<String> clientThreads = threadsOf(client.fabric);
+        List<String> serverThreads = threadsOf(server);
+        assertEquals(1, links(client.fabric), "one link from the client to the listener");
+        assertEquals(1, links(server), "one link accepted by the listener");
+
+        for (int i = 10; i < 200; i++) {
+            connections.add(client.connect());
+        }
+        exchange(client, connections, range(0, 200));
+        assertEquals(clientThreads, threadsOf(client.fabric), "the client's threads at 10 and 200 connections");
+        assertEquals(serverThreads, threadsOf(server), "the server's threads at 10 and 200 connections");
+        assertTrue(clientThreads.stream().anyMatch(n -> n.contains("-io-")), clientThreads.toString());
+        assertEquals(1, links(client.fabric), "200 connections share one socket");
+        assertEquals(1, links(server));
+
+        for (CmId[] c : connections) {
+            c[0].close();
+        }
+        eventually("the client closes the link its last connection left", () -> links(client.fabric) == 0);
+        eventually("the server sees the link end", () -> links(server) == 0);
+        for (CmId[] c : connections) {
+            c[1].close();
+        }
+        client.fabric.close();
+        eventually("the client's threads stop with its fabric", () -> threadsOf(client.fabric).isEmpty());
+    }
+
+    @Test
+    void ioThreadsIsTheNumberOfIoThreads() throws Exception {
+        Client client = new Client(Map.of("io.threads", "3"));
+        assertEquals(List.of(), threadsOf(client.fabric).stream().filter(n -> n.contains("-io-")).toList(),
+                "no I/O thread before the first link");
+        List<CmId[]> connections = List.of(client.connect(), client.connect());
+        exchange(client, connections, List.of(0, 1));
+        String prefix = "rdma-" + ((SoftFabric) client.fabric).id + "-io-";
+        assertEquals(List.of(prefix + 0, prefix + 1, prefix + 2),
+                threadsOf(client.fabric).stream().filter(n -> n.startsWith(prefix)).toList());
+    }
+
+    @Test
+    void closingAFabricClosesItsLinksAndThreads() throws Exception {
+        Client client = new Client();
+        List<CmId[]> connections = List.of(client.connect(), client.connect());
+        assertEquals(1, links(client.fabric));
+        client.fabric.close();
+        assertEquals(0, links(client.fabric), "closed with the fabric");
+        Set<Long> disconnected = new HashSet<>();
+        for (int i = 0; i < connections.size(); i++) {
+            disconnected.add(assertInstanceOf(CmEvent.Disconnected.class, serverEvents.await(STEP)).id());
+        }
+        assertEquals(Set.of(connections.get(0)[1].handle(), connections.get(1)[1].handle()), disconnected,
+                "the peer hears every connection end");
+        eventually("the peer's side of the link ends", () -> links(server) == 0);
+        eventually("no thread outlives the fabric", () -> threadsOf(client.fabric).isEmpty());
+    }
+
+    @Test
+    void aFaultActsOnOneConnectionOfASharedLink() throws Exception {
+        Client client = new Client();
+        List<CmId[]> connections = List.of(client.connect(), client.connect(), client.connect());
+        assertEquals(1, links(client.fabric));
+
+        server.faults().orElseThrow().dropConnection(connections.get(1)[1]);
+        client.fabric.faults().orElseThrow().killPeer(connections.get(0)[0]);
+        CmEvent gone = client.events.await(STEP);
+        assertEquals(new CmEvent.Disconnected(connections.get(0)[0].handle()), gone, "the killed peer's connection");
+        CmEvent heard = serverEvents.await(STEP);
+        assertEquals(new CmEvent.Disconnected(connections.get(0)[1].handle()), heard,
+                "the connection of the killed peer ends on the server, as after a process's death");
+
+        exchange(client, connections, List.of(2));
+        assertNull(client.events.await(Duration.ofMillis(100)), "nothing happened to the other connections");
+        assertNull(serverEvents.await(Duration.ofMillis(100)));
+        assertEquals(1, links(client.fabric), "the link stays for the connections left");
+    }
+
+    @Test
+    void aLinkThatFailsEndsEveryConnectionOnIt() throws Exception {
+        Socket raw = new Socket("127.0.0.1", listener.localAddress().getPort());
+        // three REQs over one socket, as a peer process's link carries them
+        ByteBuffer frames = ByteBuffer.allocate(1024);
+        byte[] gid = fabricGid();
+        for (int number = 1; number <= 3; number++) {
+            CmMessage req = new CmMessage(CmMessage.Type.REQ, 100 + number, 0, gid, 1, 0, new byte[0],
+                    new InetSocketAddress("127.0.0.1", 40000 + number), listener.localAddress());
+            new LinkFrame(new LinkConnection(null, number, null), null, req).encode(frames, true);
+        }
+        raw.getOutputStream().write(frames.array(), 0, frames.position());
+        Set<Long> agents = new HashSet<>();
+        Set<Long> receives = new HashSet<>();
+        for (int i = 0; i < 3; i++) {
+            CmEvent.ConnectRequest request = assertInstanceOf(CmEvent.ConnectRequest.class, serverEvents.await(STEP));
+            CmId agent = serverEvents.cmId(request.id());
+            agent.createQueuePair(serverPd, QpInitAttributes.rc(serverCq, 16, 16));
+            for (int r = 0; r < 4; r++) {
+                long wrId = i * 10L + r;
+                agent.queuePair().postReceive(ReceiveWorkRequest.of(wrId, serverMemory.sge((int) wrId * SLOT, SLOT)));
+                receives.add(wrId);
+            }
+            agent.accept(ConnectionParameters.of(null));
+            agents.add(agent.handle());
+        }
+        raw.setSoLinger(true, 0);
+        raw.close(); // a reset, as from a process killed
+
+        Set<Long> disconnected = new HashSet<>();
+        for (int i = 0; i < 3; i++) {
+            disconnected.add(assertInstanceOf(CmEvent.Disconnected.class, serverEvents.await(STEP)).id());
+        }
+        assertEquals(agents, disconnected, "every connection on the link that failed");
+        for (long agent : agents) {
+            serverEvents.cmId(agent).disconnect();
+        }
+        WorkCompletion[] wcs = new WorkCompletion[16];
+        long deadline = System.nanoTime() + STEP.toNanos();
+        while (!receives.isEmpty() && System.nanoTime() < deadline) {
+            int n = serverCq.poll(wcs);
+            for (int k = 0; k < n; k++) {
+                assertEquals(WcStatus.WR_FLUSH_ERR, wcs[k].status());
+                assertTrue(receives.remove(wcs[k].wrId()), "completed once: " + wcs[k]);
+            }
+        }
+        assertEquals(Set.of(), receives, "every outstanding receive completes in error");
+        eventually("the link is gone", () -> links(server) == 0);
+    }
+
+    @Test
+    void aPeerThatStopsReadingEndsItsLinkNotTheMemory() throws Exception {
+        Socket raw = new Socket();
+        raw.setReceiveBufferSize(4096);
+        raw.connect(new InetSocketAddress("127.0.0.1", listener.localAddress().getPort()));
+        ByteBuffer frames = ByteBuffer.allocate(4096);
+        int connections = 8;
+        for (int number = 1; number <= connections; number++) {
+            CmMessage req = new CmMessage(CmMessage.Type.REQ, 100 + number, 0, fabricGid(), 1, 0, new byte[0],
+                    new InetSocketAddress("127.0.0.1", 40000 + number), listener.localAddress());
+            new LinkFrame(new LinkConnection(null, number, null), null, req).encode(frames, true);
+        }
+        raw.getOutputStream().write(frames.array(), 0, frames.position());
+        CompletionQueue large = server.devices().get(0).createCompletionQueue(1 << 20, null);
+        int depth = 16384;
+        List<CmId> agents = new ArrayList<>();
+        for (int i = 0; i < connections; i++) {
+            CmEvent.ConnectRequest request = assertInstanceOf(CmEvent.ConnectRequest.class, serverEvents.await(STEP));
+            CmId agent = serverEvents.cmId(request.id());
+            agent.createQueuePair(serverPd, QpInitAttributes.rc(large, depth, 1));
+            agent.accept(ConnectionParameters.of(null));
+            agents.add(agent);
+        }
+        // the peer reads nothing: the socket fills, then the outbox, with sends and their retransmissions
+        assertTrue(connections * depth >= TcpLink.MAX_OUTBOX / 2, "enough, with retransmissions, to overflow it");
+        for (int s = 0; s < depth; s++) {
+            for (CmId agent : agents) {
+                agent.queuePair().postSend(SendWorkRequest.send(s, serverMemory.sge(0, SLOT)));
+            }
+        }
+        Set<Long> disconnected = new HashSet<>();
+        for (int i = 0; i < connections; i++) {
+            disconnected.add(assertInstanceOf(CmEvent.Disconnected.class, serverEvents.await(STEP)).id());
+        }
+        assertEquals(agents.stream().map(CmId::handle).collect(Collectors.toSet()), disconnected,
+                "a link whose outbox overflows ends, and every connection on it");
+        eventually("the link is gone", () -> links(server) == 0);
+        raw.close();
+    }
+
+    /** Port 1 of soft0: the IPv4-mapped GID of 127.0.0.1. */
+    private byte[] fabricGid() {
+        return server.devices().get(0).queryPort(1).gid(0);
+    }
+
+    @Test
+    void garbageOnALinkEndsThatLinkOnly() throws Exception {
+        Client before = new Client();
+        List<CmId[]> established = List.<CmId[]>of(before.connect());
+        List<String> serverThreads = threadsOf(server);
+        int port = listener.localAddress().getPort();
+
+        ByteBuffer oversized = ByteBuffer.allocate(4).putInt(Integer.MAX_VALUE);
+        ByteBuffer unknownTag = ByteBuffer.allocate(4 + 5).putInt(5).put((byte) 9).putInt(1);
+        // a REQ announcing 60000 bytes of private data, then two empty addresses
+        ByteBuffer hugePrivateData = ByteBuffer.allocate(4 + 5 + 41).putInt(5 + 41).put(LinkFrame.CM).putInt(1)
+                .put((byte) CmMessage.Type.REQ.ordinal()).putInt(1).putLong(0).put(new byte[16]).putInt(1).putInt(0)
+                .putShort((short) 60000).put((byte) 0).put((byte) 0);
+        // a request packet announcing a 1 MiB payload in a frame that ends after its header
+        ByteBuffer payloadPastTheFrame = ByteBuffer.allocate(4 + 5 + 63).putInt(5 + 63).put(LinkFrame.PACKET)
+                .putInt(1).put(new byte[59]).putInt(1 << 20);
+        for (ByteBuffer garbage : List.of(oversized, unknownTag, hugePrivateData, payloadPastTheFrame)) {
+            try (Socket raw = new Socket("127.0.0.1", port)) {
+                raw.getOutputStream().write(garbage.array());
+                raw.setSoTimeout((int) STEP.toMillis());
+                assertEndedByTheServer(raw.getInputStream());
+            }
+        }
+        // a frame cut short by the end of its socket
+        try (Socket raw = new Socket("127.0.0.1", port)) {
+            DataOutputStream out = new DataOutputStream(raw.getOutputStream());
+            out.writeInt(100);
+            out.write(new byte[10]);
+        }
+        eventually("every garbage link ended", () -> links(server) == 1);
+
+        exchange(before, established, List.of(0));
+        Client after = new Client();
+        List<CmId[]> fresh = List.<CmId[]>of(after.connect());
+        exchange(after, fresh, List.of(0));
+        assertEquals(serverThreads, threadsOf(server), "the I/O thread outlived every bad link");
+        assertNull(serverEvents.await(Duration.ofMillis(100)), "no connection of the server ended");
+    }
+
+    private static void assertEndedByTheServer(InputStream in) throws IOException {
+        try {
+            assertEquals(-1, in.read(), "the server ends a link that sends garbage");
+        } catch (SocketException reset) {
+            assertNotNull(reset.getMessage()); // a reset ends it too
+        }
+    }
+}
