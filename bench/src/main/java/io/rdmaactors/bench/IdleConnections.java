@@ -163,6 +163,14 @@ public final class IdleConnections {
 
     private static void measure(String transport, int count, int idle, int remotePort) throws Exception {
         boolean rdma = transport.equals("rdma");
+        long files = ((com.sun.management.UnixOperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getMaxFileDescriptorCount();
+        long needed = (remotePort == 0 ? 2L : 1L) * count + 500;
+        if (!rdma && needed > files) {
+            // Pekko IO would log every refused accept, as fast as it can: refuse to start instead
+            throw new IllegalStateException(count + " TCP connections need about " + needed
+                    + " open files; this process may have " + files);
+        }
         ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "idle",
                 ConfigFactory.parseString("pekko.loglevel = WARNING").withFallback(ConfigFactory.load()));
         InetSocketAddress server;
