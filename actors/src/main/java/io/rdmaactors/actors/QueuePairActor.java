@@ -71,6 +71,8 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private record ChannelFailed(Throwable cause) implements Command {
     }
 
+    /** At most 2^6 - 1 wake-ups skip their spin after spins that found nothing. */
+    private static final int MAX_SKIP_SHIFT = 6;
     /** wr_id bit that marks a receive; the low bits are the buffer slot. */
     private static final long RECEIVE = 1L << 62;
 
@@ -154,6 +156,11 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     /** Polling again after completions; the CQ is re-armed when the spin ends. */
     private boolean spinning;
     private long spinUntil;
+    /** The current spin found a completion. */
+    private boolean spinFound;
+    /** Spins in a row that found nothing, and how many wake-ups go without a spin because of them. */
+    private int missedSpins;
+    private int spinsToSkip;
     private boolean writingSuspended;
     /** The handler sent ResumeWriting: resume once half the send queue is free. */
     private boolean resumeRequested;
@@ -347,13 +354,15 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         if (closed) {
             return this;
         }
-        if (spinNanos == 0) {
+        if (spinNanos == 0 || spinsToSkip > 0) {
+            spinsToSkip = Math.max(0, spinsToSkip - 1);
             completions.rearm();
             pollAll();
             return this;
         }
         pollAll();
         spinUntil = System.nanoTime() + spinNanos;
+        spinFound = false;
         if (!spinning) {
             spinning = true;
             getContext().getSelf().tell(new PollAgain());
@@ -369,6 +378,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         }
         if (pollAll() > 0) {
             spinUntil = System.nanoTime() + spinNanos;
+            spinFound = true;
         }
         if (System.nanoTime() - spinUntil < 0) {
             getContext().getSelf().tell(new PollAgain());
@@ -380,6 +390,10 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             getContext().getSelf().tell(new PollAgain());
         } else {
             spinning = false;
+            // a spin that found nothing only cost CPU (the peer answers slower than the spin):
+            // skip the next ones, twice as many after each such spin, and try again after that
+            missedSpins = spinFound ? 0 : Math.min(missedSpins + 1, MAX_SKIP_SHIFT);
+            spinsToSkip = spinFound ? 0 : (1 << missedSpins) - 1;
         }
         return this;
     }

@@ -75,11 +75,14 @@ public final class ActorVersusPekkoTcp {
         // 64 KiB messages need 64 KiB buffers; both sides use the same settings for every workload
         int bufferSize = 64 * 1024;
         System.out.printf("ActorVersusPekkoTcp: rdma-actors on the soft fabric vs Pekko IO TCP, two JVMs on"
-                + " 127.0.0.1; %d rounds, ping-pong %d round trips, streams of %d x 64 B and %d x 64 KiB%n",
-                rounds, pings, messages, large);
+                + " 127.0.0.1; %d rounds, ping-pong %d round trips, streams of %d x 64 B and %d x 64 KiB;"
+                + " completion-spin %s%n", rounds, pings, messages, large,
+                ConfigFactory.load().getString("rdma-actors.completion-spin"));
+        // the peer waits for completions as this process does (-Drdma-actors.completion-spin=... reaches both)
+        String spin = ConfigFactory.load().getString("rdma-actors.completion-spin");
         List<String> command = new ArrayList<>(List.of(BenchSupport.javaBinary(), "-cp",
-                System.getProperty("java.class.path"), "-Xmx1g", EchoSinkPeer.class.getName(),
-                Integer.toString(bufferSize)));
+                System.getProperty("java.class.path"), "-Xmx1g", "-Drdma-actors.completion-spin=" + spin,
+                EchoSinkPeer.class.getName(), Integer.toString(bufferSize)));
         Process child = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "bench", ConfigFactory.parseString(
                 "pekko.loglevel = WARNING\nrdma-actors.buffer-size = " + bufferSize).withFallback(ConfigFactory.load()));
