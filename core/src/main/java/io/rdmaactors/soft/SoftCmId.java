@@ -46,8 +46,18 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     private static final Logger log = LoggerFactory.getLogger(SoftCmId.class);
     /** Listening ids of this JVM by bound address; a wildcard listener is keyed by 0.0.0.0. */
     private static final Map<InetSocketAddress, SoftCmId> LISTENERS = new ConcurrentHashMap<>();
-    private static final AtomicInteger EPHEMERAL = new AtomicInteger(40000);
+    /** Linux's ephemeral port range, which rdma_cm draws an unbound id's port from. */
+    static final int EPHEMERAL_FIRST = 32768;
+    static final int EPHEMERAL_LAST = 60999;
+    /** A random start per process keeps the ports of different client processes apart. */
+    private static final AtomicInteger EPHEMERAL = new AtomicInteger(
+            ThreadLocalRandom.current().nextInt(EPHEMERAL_LAST - EPHEMERAL_FIRST + 1));
     private static final int ETIMEDOUT = -VerbsException.ETIMEDOUT;
+
+    /** The next ephemeral port, round the range: a long-running process never runs out. */
+    static int ephemeralPort() {
+        return EPHEMERAL_FIRST + Math.floorMod(EPHEMERAL.getAndIncrement(), EPHEMERAL_LAST - EPHEMERAL_FIRST + 1);
+    }
 
     enum State {
         IDLE, BOUND, ADDR_RESOLVED, ROUTE_RESOLVED, LISTEN, CONNECT, REQUEST_RECEIVED, ACCEPTED, ESTABLISHED,
@@ -172,7 +182,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
                         + socketIp.getHostAddress() + ":" + address.getPort() + ": " + e.getMessage(), e);
             }
         } else {
-            local = new InetSocketAddress(ip, address.getPort() == 0 ? EPHEMERAL.incrementAndGet() : address.getPort());
+            local = new InetSocketAddress(ip, address.getPort() == 0 ? ephemeralPort() : address.getPort());
         }
         port = bound;
         state = State.BOUND;
@@ -239,7 +249,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         }
         port = chosen;
         if (local == null) {
-            local = new InetSocketAddress(chosen.address, EPHEMERAL.incrementAndGet());
+            local = new InetSocketAddress(chosen.address, ephemeralPort());
         }
         state = State.ADDR_RESOLVED;
         fabric.execute(() -> post(new CmEvent.AddrResolved(handle)));

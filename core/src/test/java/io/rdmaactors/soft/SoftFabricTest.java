@@ -46,6 +46,28 @@ class SoftFabricTest {
     }
 
     @Test
+    void ephemeralPortsGoRoundTheRangeAndNeverRunOut() {
+        // more than the range holds: a long-running client keeps connecting
+        int span = SoftCmId.EPHEMERAL_LAST - SoftCmId.EPHEMERAL_FIRST + 1;
+        int previous = SoftCmId.ephemeralPort();
+        for (int i = 0; i < 2 * span; i++) {
+            int port = SoftCmId.ephemeralPort();
+            assertEquals(previous == SoftCmId.EPHEMERAL_LAST ? SoftCmId.EPHEMERAL_FIRST : previous + 1, port,
+                    "the range's next port, wrapping round");
+            previous = port;
+        }
+        try (Fabric fabric = Fabric.open("soft")) {
+            EventChannel events = fabric.createEventChannel();
+            CmId id = fabric.createCmId(events, PortSpace.TCP);
+            id.resolveAddress(null, new InetSocketAddress("127.0.0.1", 7471), Duration.ofSeconds(1));
+            int port = id.localAddress().getPort();
+            assertTrue(port >= SoftCmId.EPHEMERAL_FIRST && port <= SoftCmId.EPHEMERAL_LAST, "an id's port: " + port);
+            id.close();
+            events.close();
+        }
+    }
+
+    @Test
     void unknownProviderIsATypedError() {
         assertThrows(FabricUnavailableException.class, () -> Fabric.open("no-such-provider"));
         assertThrows(InvalidRequestException.class, () -> Fabric.open("soft", Map.of("devices", "0")));
