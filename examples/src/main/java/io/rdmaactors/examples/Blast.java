@@ -26,12 +26,12 @@ import picocli.CommandLine.Option;
  * after WritingResumed. The server checks every message and that each sequence number arrives
  * exactly once, then answers with what it counted.
  */
-@Command(name = "blast", mixinStandardHelpOptions = true,
+@Command(name = "blast",
         description = "Stream messages under send-queue flow control; the server verifies every sequence number.")
 public final class Blast implements Callable<Integer> {
 
     @Mixin
-    FabricOptions fabric;
+    RdmaFlags flags;
 
     @Option(names = "--count", defaultValue = "20000", description = "messages")
     int count;
@@ -41,12 +41,12 @@ public final class Blast implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        return Program.run("blast", fabric, Program.bufferFor(size), Duration.ofSeconds(60), this::listener);
+        return Program.run("blast", flags, Program.bufferFor(size), Duration.ofSeconds(60), this::listener);
     }
 
     private Behavior<ListenerEvent> listener(Program.Result result) {
         return Behaviors.setup(ctx -> {
-            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(fabric.bind(), ctx.getSelf(), 8));
+            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(flags.bind(), ctx.getSelf(), 8));
             return Behaviors.receive(ListenerEvent.class)
                     .onMessage(RdmaProtocol.Listening.class, l -> {
                         ctx.spawn(Behaviors.<ConnectionEvent>setup(c -> new Blaster(c, l.localAddress(), result)), "client");
@@ -56,7 +56,7 @@ public final class Blast implements Callable<Integer> {
                         r.connection().tell(new RdmaProtocol.Accept(ctx.spawnAnonymous(counter(result)), null));
                         return Behaviors.same();
                     })
-                    .onAnyMessage(e -> result.failed("listener: " + e))
+                    .onAnyMessage(e -> result.unexpected("listener", e))
                     .build();
         });
     }
@@ -78,10 +78,10 @@ public final class Blast implements Callable<Integer> {
                                 return Behaviors.same();
                             })
                             .onMessage(RdmaProtocol.Disconnected.class, d -> Behaviors.stopped())
-                            .onAnyMessage(e -> result.failed("server: " + e))
+                            .onAnyMessage(e -> result.unexpected("server", e))
                             .build();
                 })
-                .onAnyMessage(e -> result.failed("server: " + e))
+                .onAnyMessage(e -> result.unexpected("server", e))
                 .build();
     }
 
@@ -141,7 +141,7 @@ public final class Blast implements Callable<Integer> {
                         return send();
                     })
                     .onMessage(RdmaProtocol.Received.class, this::onServerCount)
-                    .onAnyMessage(e -> result.failed("client: " + e))
+                    .onAnyMessage(e -> result.unexpected("client", e))
                     .build();
         }
 
@@ -183,7 +183,7 @@ public final class Blast implements Callable<Integer> {
                         return Behaviors.stopped();
                     })
                     .onMessage(RdmaProtocol.WritingResumed.class, w -> Behaviors.same())
-                    .onAnyMessage(e -> result.failed("client: " + e))
+                    .onAnyMessage(e -> result.unexpected("client", e))
                     .build();
         }
     }

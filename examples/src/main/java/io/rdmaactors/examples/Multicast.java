@@ -18,14 +18,14 @@ import picocli.CommandLine.Option;
  * Multicast over UD, as mckey does: three receivers join the group, then a sender joins and sends
  * datagrams to it; each receiver checks that it got every datagram, in order, and leaves.
  */
-@Command(name = "multicast", mixinStandardHelpOptions = true,
+@Command(name = "multicast",
         description = "One sender and three receivers on a multicast group, every datagram verified.")
 public final class Multicast implements Callable<Integer> {
 
     private static final int RECEIVERS = 3;
 
     @Mixin
-    FabricOptions fabric;
+    RdmaFlags flags;
 
     @Option(names = "--group", defaultValue = "239.1.2.3", description = "multicast group address")
     String group;
@@ -48,7 +48,7 @@ public final class Multicast implements Callable<Integer> {
     @Override
     public Integer call() {
         // UD drops a datagram that finds no receive posted: give each receiver room for a burst
-        return Program.run("multicast", fabric, Program.bufferFor(size) + "rdma-actors.receive-queue-depth = 128\n",
+        return Program.run("multicast", flags, Program.bufferFor(size) + "rdma-actors.receive-queue-depth = 128\n",
                 Duration.ofSeconds(30), this::guardian);
     }
 
@@ -100,10 +100,10 @@ public final class Multicast implements Callable<Integer> {
                                     return Behaviors.same();
                                 })
                                 .onMessage(RdmaProtocol.Left.class, l -> left(guardian))
-                                .onAnyMessage(e -> result.failed("receiver: " + e))
+                                .onAnyMessage(e -> result.unexpected("receiver", e))
                                 .build();
                     })
-                    .onAnyMessage(e -> result.failed("receiver: " + e))
+                    .onAnyMessage(e -> result.unexpected("receiver", e))
                     .build();
         });
     }
@@ -128,10 +128,10 @@ public final class Multicast implements Callable<Integer> {
                                 .onMessage(RdmaProtocol.Left.class, l -> left(guardian))
                                 // multicast loops back to the sender's own QP, as on IB and RoCE
                                 .onMessage(RdmaProtocol.MulticastReceived.class, m -> Behaviors.same())
-                                .onAnyMessage(e -> result.failed("sender: " + e))
+                                .onAnyMessage(e -> result.unexpected("sender", e))
                                 .build();
                     })
-                    .onAnyMessage(e -> result.failed("sender: " + e))
+                    .onAnyMessage(e -> result.unexpected("sender", e))
                     .build();
         });
     }
