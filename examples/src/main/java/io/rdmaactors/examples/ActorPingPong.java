@@ -4,7 +4,6 @@ import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
-import io.rdmaactors.actors.RdmaProtocol.ListenerEvent;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.Callable;
@@ -49,36 +48,7 @@ public final class ActorPingPong implements Callable<Integer> {
         }
         // the server's buffers fit any size a client announces
         return Program.run(NAME, flags, Program.bufferFor(flags.role() == RdmaFlags.Role.SERVER ? Program.MAX_SIZE : size),
-                limit, this::listener);
-    }
-
-    /** The guardian listens; alone it serves one client, beside the client every request gets an agent. */
-    private Behavior<ListenerEvent> listener(Program.Result result) {
-        boolean alone = flags.role() == RdmaFlags.Role.SERVER;
-        return Behaviors.setup(ctx -> {
-            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(flags.bind(), ctx.getSelf(), 8));
-            boolean[] serving = {false};
-            return Behaviors.receive(ListenerEvent.class)
-                    .onMessage(RdmaProtocol.Listening.class, l -> {
-                        if (alone) {
-                            Program.announce(NAME, l.localAddress());
-                        } else {
-                            ctx.spawn(client(l.localAddress(), result), "client");
-                        }
-                        return Behaviors.same();
-                    })
-                    .onMessage(RdmaProtocol.ConnectionRequested.class, r -> {
-                        if (serving[0]) {
-                            r.connection().tell(new RdmaProtocol.Reject(null));
-                        } else {
-                            serving[0] = alone;
-                            r.connection().tell(new RdmaProtocol.Accept(ctx.spawnAnonymous(agent(alone, result)), null));
-                        }
-                        return Behaviors.same();
-                    })
-                    .onAnyMessage(e -> result.unexpected("listener", e))
-                    .build();
-        });
+                limit, r -> Program.listener(NAME, flags, r, server -> client(server, r), alone -> agent(alone, r)));
     }
 
     /** Echoes every message; the request's private data says how many and how large. */

@@ -42,7 +42,7 @@ public final class Atomics implements Callable<Integer> {
     @Option(names = "--clients", defaultValue = "4", description = "concurrent clients")
     int clients;
 
-    @Option(names = "--count", defaultValue = "200", description = "increments per client and operation")
+    @Option(names = {"-C", "--count"}, defaultValue = "200", description = "increments per client and operation")
     int count;
 
     /** Fetch-and-adds a client keeps outstanding. */
@@ -60,6 +60,9 @@ public final class Atomics implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        flags.oneProcess();
+        flags.check("--clients", clients, 1, 1000);
+        flags.check("--count", count, 1, Integer.MAX_VALUE);
         return Program.run("atomics", flags, "", Duration.ofSeconds(60), this::guardian);
     }
 

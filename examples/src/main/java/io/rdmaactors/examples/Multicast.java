@@ -23,6 +23,8 @@ import picocli.CommandLine.Option;
 public final class Multicast implements Callable<Integer> {
 
     private static final int RECEIVERS = 3;
+    /** A UD datagram fits one packet of the path MTU, at most 4096 bytes. */
+    private static final int MTU = 4096;
 
     @Mixin
     RdmaFlags flags;
@@ -30,10 +32,10 @@ public final class Multicast implements Callable<Integer> {
     @Option(names = "--group", defaultValue = "239.1.2.3", description = "multicast group address")
     String group;
 
-    @Option(names = "--count", defaultValue = "100", description = "datagrams")
+    @Option(names = {"-C", "--count"}, defaultValue = "100", description = "datagrams")
     int count;
 
-    @Option(names = "--size", defaultValue = "256", description = "datagram bytes (at least 4, within the path MTU)")
+    @Option(names = {"-S", "--size"}, defaultValue = "256", description = "datagram bytes (at least 4, within the path MTU)")
     int size;
 
     private interface Msg {
@@ -47,6 +49,9 @@ public final class Multicast implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        flags.oneProcess();
+        flags.check("--count", count, 1, Integer.MAX_VALUE);
+        flags.check("--size", size, Payload.MIN_SIZE, MTU);
         // UD drops a datagram that finds no receive posted: give each receiver room for a burst
         return Program.run("multicast", flags, Program.bufferFor(size) + "rdma-actors.receive-queue-depth = 128\n",
                 Duration.ofSeconds(30), this::guardian);

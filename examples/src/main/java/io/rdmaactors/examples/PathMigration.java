@@ -39,7 +39,7 @@ public final class PathMigration implements Callable<Integer> {
     @Mixin
     RdmaFlags flags;
 
-    @Option(names = "--count", defaultValue = "200", description = "messages")
+    @Option(names = {"-C", "--count"}, defaultValue = "200", description = "messages")
     int count;
 
     private interface Msg {
@@ -54,6 +54,9 @@ public final class PathMigration implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        flags.oneProcess();
+        // the cut comes after half the messages were acked: one message would never see it
+        flags.check("--count", count, 2, Integer.MAX_VALUE);
         return Program.run("apm", flags, "", Duration.ofSeconds(30), this::guardian);
     }
 

@@ -137,6 +137,42 @@ final class Program {
                 + " Soft-RoCE device (rdma link add rxe0 type rxe netdev <interface>) or run with --fabric soft";
     }
 
+    /**
+     * The guardian of a client/server program: listens on -a:-p and serves one client, as perftest's
+     * servers do, when this process is the server; beside the client in one process, it listens on
+     * any free port, starts the client there and gives every request an agent. {@code agent} is
+     * told whether it reports the server's result.
+     */
+    static Behavior<RdmaProtocol.ListenerEvent> listener(String name, RdmaFlags flags, Result result,
+            Function<InetSocketAddress, Behavior<RdmaProtocol.ConnectionEvent>> client,
+            Function<Boolean, Behavior<RdmaProtocol.ConnectionEvent>> agent) {
+        boolean alone = flags.role() == RdmaFlags.Role.SERVER;
+        return Behaviors.setup(ctx -> {
+            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(flags.bind(), ctx.getSelf(), 8));
+            boolean[] serving = {false};
+            return Behaviors.receive(RdmaProtocol.ListenerEvent.class)
+                    .onMessage(RdmaProtocol.Listening.class, l -> {
+                        if (alone) {
+                            announce(name, l.localAddress());
+                        } else {
+                            ctx.spawn(client.apply(l.localAddress()), "client");
+                        }
+                        return Behaviors.same();
+                    })
+                    .onMessage(RdmaProtocol.ConnectionRequested.class, r -> {
+                        if (serving[0]) {
+                            r.connection().tell(new RdmaProtocol.Reject(null));
+                        } else {
+                            serving[0] = alone;
+                            r.connection().tell(new RdmaProtocol.Accept(ctx.spawnAnonymous(agent.apply(alone)), null));
+                        }
+                        return Behaviors.same();
+                    })
+                    .onAnyMessage(e -> result.unexpected("listener", e))
+                    .build();
+        });
+    }
+
     /** A server's first line: where it listens, so a client in another terminal (or a test) can find it. */
     static void announce(String name, InetSocketAddress where) {
         System.out.println(name + " server: listening on " + where.getAddress().getHostAddress() + ":" + where.getPort());

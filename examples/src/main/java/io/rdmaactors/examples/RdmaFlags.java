@@ -84,6 +84,14 @@ final class RdmaFlags {
         return server ? Role.SERVER : client ? Role.CLIENT : Role.BOTH;
     }
 
+    /** Refuses -s and -c in a program that runs both roles in one process only. */
+    void oneProcess() {
+        if (role() != Role.BOTH) {
+            throw new ParameterException(spec.commandLine(), spec.name() + " runs server and client in one process:"
+                    + " it takes neither -s nor -c");
+        }
+    }
+
     /** Where the server listens: -a:-p when serving alone, any free port when both roles share this process. */
     InetSocketAddress bind() {
         return new InetSocketAddress(address, role() == Role.SERVER ? port : 0);

@@ -35,11 +35,13 @@ public final class RdmaReadWrite implements Callable<Integer> {
     @Mixin
     RdmaFlags flags;
 
-    @Option(names = "--size", defaultValue = "1024", description = "bytes of each block (at least 4)")
+    @Option(names = {"-S", "--size"}, defaultValue = "1024", description = "bytes of each block (at least 4)")
     int size;
 
     @Override
     public Integer call() {
+        flags.oneProcess();
+        flags.check("--size", size, Payload.MIN_SIZE, Program.MAX_SIZE);
         return Program.run("rdma", flags, Program.bufferFor(size), Duration.ofSeconds(30), this::listener);
     }
 

@@ -36,7 +36,7 @@ public final class SrqServer implements Callable<Integer> {
     @Option(names = "--clients", defaultValue = "16", description = "clients, each on its own connection")
     int clients;
 
-    @Option(names = "--messages", defaultValue = "100", description = "messages per client")
+    @Option(names = {"-C", "--messages"}, defaultValue = "100", description = "messages per client")
     int messages;
 
     private interface Msg {
@@ -50,6 +50,9 @@ public final class SrqServer implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        flags.oneProcess();
+        flags.check("--clients", clients, 1, 1000);
+        flags.check("--messages", messages, 1, Integer.MAX_VALUE);
         return Program.run("srq-server", flags, "rdma-actors.receive-queue-depth = " + SHARED_RECEIVES + "\n",
                 Duration.ofSeconds(60), this::guardian);
     }

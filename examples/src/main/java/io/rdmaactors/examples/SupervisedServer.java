@@ -58,6 +58,9 @@ public final class SupervisedServer implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        flags.oneProcess();
+        flags.check("--clients", clients, 1, 100_000);
+        flags.check("--seconds", seconds, 1, 86_400);
         return Program.run("supervised-server", flags, "", Duration.ofSeconds(seconds + 30L), this::guardian);
     }
 
