@@ -172,6 +172,7 @@ public final class PingPong implements Callable<Integer> {
             agent.setUp(bytes);
             agent.id.accept(ConnectionParameters.of(null));
             CmEvents.expect(events, CmEvent.Established.class, STEP);
+            System.out.println(NAME + " server: client " + agent.id.remoteAddress() + " connected");
             int echoed = 0;
             try {
                 for (; echoed < rounds; echoed++) {
