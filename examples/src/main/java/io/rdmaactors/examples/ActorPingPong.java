@@ -4,7 +4,6 @@ import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
-import io.rdmaactors.actors.RdmaProtocol.ListenerEvent;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.Callable;
@@ -18,67 +17,76 @@ import picocli.CommandLine.Option;
 /**
  * Ping-pong on the actor API: the listener hands each connection to an echoing agent, the client's
  * private data tells the agent how many messages of which size to expect, and the client checks
- * every byte that comes back.
+ * every byte that comes back. -s serves one client and exits, as ib_send_lat's server does.
  */
-@Command(name = "actor-ping-pong", mixinStandardHelpOptions = true,
+@Command(name = "actor-ping-pong",
         description = "Send/receive ping-pong between a client and an echo agent, every byte verified.")
 public final class ActorPingPong implements Callable<Integer> {
 
-    @Mixin
-    FabricOptions fabric;
+    private static final String NAME = "actor-ping-pong";
 
-    @Option(names = "--count", defaultValue = "1000", description = "round trips")
+    @Mixin
+    RdmaFlags flags;
+
+    @Option(names = {"-C", "--count"}, defaultValue = "1000", description = "round trips (default ${DEFAULT-VALUE})")
     int count;
 
-    @Option(names = "--size", defaultValue = "64", description = "message bytes (at least 4)")
+    @Option(names = {"-S", "--size"}, defaultValue = "64", description = "message bytes, at least 4 (default ${DEFAULT-VALUE})")
     int size;
+
+    @Option(names = {"-V", "--verify"}, negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "check every byte that comes back (default; --no-verify checks nothing)")
+    boolean verify;
 
     @Override
     public Integer call() {
-        return Program.run("actor-ping-pong", fabric, Program.bufferFor(size), Duration.ofSeconds(60),
-                result -> listener(result));
-    }
-
-    /** The guardian listens; each request gets an agent of its own. */
-    private Behavior<ListenerEvent> listener(Program.Result result) {
-        return Behaviors.setup(ctx -> {
-            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(fabric.bind(), ctx.getSelf(), 8));
-            return Behaviors.receive(ListenerEvent.class)
-                    .onMessage(RdmaProtocol.Listening.class, l -> {
-                        ctx.spawn(client(l.localAddress(), result), "client");
-                        return Behaviors.same();
-                    })
-                    .onMessage(RdmaProtocol.ConnectionRequested.class, r -> {
-                        r.connection().tell(new RdmaProtocol.Accept(ctx.spawnAnonymous(agent(result)), null));
-                        return Behaviors.same();
-                    })
-                    .onAnyMessage(e -> result.failed("listener: " + e))
-                    .build();
-        });
+        flags.check("--count", count, 1, Integer.MAX_VALUE);
+        flags.check("--size", size, Payload.MIN_SIZE, Program.MAX_SIZE);
+        Duration limit = Duration.ofSeconds(60 + count / 1000);
+        if (flags.role() == RdmaFlags.Role.CLIENT) {
+            return Program.run(NAME, flags, Program.bufferFor(size), limit, r -> client(flags.serverAddress(), r));
+        }
+        // the server's buffers fit any size a client announces
+        return Program.run(NAME, flags, Program.bufferFor(flags.role() == RdmaFlags.Role.SERVER ? Program.MAX_SIZE : size),
+                limit, r -> Program.listener(NAME, flags, r, server -> client(server, r), alone -> agent(alone, r)));
     }
 
     /** Echoes every message; the request's private data says how many and how large. */
-    private static Behavior<ConnectionEvent> agent(Program.Result result) {
+    private static Behavior<ConnectionEvent> agent(boolean reports, Program.Result result) {
         return Behaviors.receive(ConnectionEvent.class)
-                .onMessage(RdmaProtocol.Connected.class, c -> echoing(c.connection(), Payload.first(c.privateData()),
-                        Payload.second(c.privateData()), 0, result))
-                .onAnyMessage(e -> result.failed("agent: " + e))
+                .onMessage(RdmaProtocol.Connected.class, c -> {
+                    if (reports) {
+                        System.out.println(NAME + " server: client " + c.remote() + " connected");
+                    }
+                    return echoing(c, Payload.first(c.privateData()), Payload.second(c.privateData()), 0, reports,
+                            result);
+                })
+                .onAnyMessage(e -> result.unexpected("server", e))
                 .build();
     }
 
-    private static Behavior<ConnectionEvent> echoing(ActorRef<ConnectionCommand> connection, int rounds, int bytes,
-                                                     int echoed, Program.Result result) {
+    private static Behavior<ConnectionEvent> echoing(RdmaProtocol.Connected connected, int rounds, int bytes,
+                                                     int echoed, boolean reports, Program.Result result) {
         return Behaviors.receive(ConnectionEvent.class)
                 .onMessage(RdmaProtocol.Received.class, r -> {
                     if (r.data().length != bytes) {
-                        return result.failed("agent: " + r.data().length + " bytes received, " + bytes + " announced");
+                        return result.failed("server: " + r.data().length + " bytes received, " + bytes + " announced");
                     }
-                    connection.tell(RdmaProtocol.Send.of(r.data(), null));
-                    return echoing(connection, rounds, bytes, echoed + 1, result);
+                    connected.connection().tell(RdmaProtocol.Send.of(r.data(), null));
+                    return echoing(connected, rounds, bytes, echoed + 1, reports, result);
                 })
-                .onMessage(RdmaProtocol.Disconnected.class, d -> echoed == rounds ? Behaviors.stopped()
-                        : result.failed("agent: disconnected after " + echoed + " of " + rounds + " messages"))
-                .onAnyMessage(e -> result.failed("agent: " + e))
+                .onMessage(RdmaProtocol.Disconnected.class, d -> {
+                    if (echoed != rounds) {
+                        return result.failed("server: " + Program.describe(d) + " after " + echoed + " of " + rounds
+                                + " round trips");
+                    }
+                    if (reports) {
+                        result.succeed(String.format("%s server: echoed %d messages of %d bytes to %s", NAME, echoed,
+                                bytes, connected.remote()));
+                    }
+                    return Behaviors.stopped();
+                })
+                .onAnyMessage(e -> result.unexpected("server", e))
                 .build();
     }
 
@@ -88,36 +96,55 @@ public final class ActorPingPong implements Callable<Integer> {
                     Payload.ints(count, size), Program.CONNECT_TIMEOUT));
             return Behaviors.receive(ConnectionEvent.class)
                     .onMessage(RdmaProtocol.Connected.class, c -> {
+                        Report report = new Report();
+                        Report.Progress progress = Report.Progress.of(NAME + " round trips", count);
+                        long start = System.nanoTime();
                         c.connection().tell(RdmaProtocol.Send.of(Payload.of(0, size), null));
-                        return pinging(c.connection(), 0, System.nanoTime(), result);
+                        return pinging(c.connection(), 0, start, start, report, progress, result);
                     })
-                    .onAnyMessage(e -> result.failed("client: " + e))
+                    .onAnyMessage(e -> result.unexpected("client", e))
                     .build();
         });
     }
 
     private Behavior<ConnectionEvent> pinging(ActorRef<ConnectionCommand> connection, int round, long start,
+                                              long sent, Report report, Report.Progress progress,
                                               Program.Result result) {
         return Behaviors.receive(ConnectionEvent.class)
                 .onMessage(RdmaProtocol.Received.class, r -> {
-                    if (Payload.check(r.data(), size) != round) {
-                        return result.failed("round " + round + " came back wrong");
+                    long now = System.nanoTime();
+                    report.record(now - sent);
+                    progress.advance();
+                    if (verify ? Payload.check(r.data(), size) != round : r.data().length != size) {
+                        progress.close();
+                        return result.failed("client: round trip " + round + " came back wrong");
                     }
                     if (round + 1 < count) {
                         connection.tell(RdmaProtocol.Send.of(Payload.of(round + 1, size), null));
-                        return pinging(connection, round + 1, start, result);
+                        return pinging(connection, round + 1, start, now, report, progress, result);
                     }
-                    long elapsed = System.nanoTime() - start;
+                    progress.close();
+                    long elapsed = now - start;
                     connection.tell(new RdmaProtocol.Disconnect());
                     return Behaviors.receive(ConnectionEvent.class)
                             .onMessage(RdmaProtocol.Disconnected.class, d -> {
-                                result.succeed(String.format("actor-ping-pong: %d round trips of %d bytes, every byte"
-                                        + " verified: mean round trip %.1f us", count, size, elapsed / 1e3 / count));
+                                result.succeed(String.format("%s: %d round trips of %d bytes, %s: mean round trip"
+                                        + " %.1f us%n%s%n%s", NAME, count, size, verify ? "every byte verified"
+                                        : "not verified", elapsed / 1e3 / count, report.latency("round trip"),
+                                        Report.throughput(count, size, elapsed)));
                                 return Behaviors.stopped();
                             })
                             .build();
                 })
-                .onAnyMessage(e -> result.failed("client: " + e))
+                .onMessage(RdmaProtocol.Disconnected.class, d -> {
+                    progress.close();
+                    return result.failed("client: " + Program.describe(d) + " after " + round + " of " + count
+                            + " round trips");
+                })
+                .onAnyMessage(e -> {
+                    progress.close();
+                    return result.unexpected("client", e);
+                })
                 .build();
     }
 }

@@ -32,17 +32,17 @@ import picocli.CommandLine.Option;
  * the counter from a value no other increment saw, so the originals of all successful operations
  * must be exactly 0..n-1 and the counter must end at n.
  */
-@Command(name = "atomics", mixinStandardHelpOptions = true,
+@Command(name = "atomics",
         description = "Fetch-and-add and compare-and-swap from several clients on one exported counter.")
 public final class Atomics implements Callable<Integer> {
 
     @Mixin
-    FabricOptions fabric;
+    RdmaFlags flags;
 
     @Option(names = "--clients", defaultValue = "4", description = "concurrent clients")
     int clients;
 
-    @Option(names = "--count", defaultValue = "200", description = "increments per client and operation")
+    @Option(names = {"-C", "--count"}, defaultValue = "200", description = "increments per client and operation")
     int count;
 
     /** Fetch-and-adds a client keeps outstanding. */
@@ -60,7 +60,10 @@ public final class Atomics implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        return Program.run("atomics", fabric, "", Duration.ofSeconds(60), this::guardian);
+        flags.oneProcess();
+        flags.check("--clients", clients, 1, 1000);
+        flags.check("--count", count, 1, Integer.MAX_VALUE);
+        return Program.run("atomics", flags, "", Duration.ofSeconds(60), this::guardian);
     }
 
     /** Listens, starts the clients, and checks what they and the counter say at the end. */
@@ -68,7 +71,7 @@ public final class Atomics implements Callable<Integer> {
         return Behaviors.setup(ctx -> {
             // atomics work on host-order words: read the counter the way the device writes it
             ByteBuffer counter = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
-            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(fabric.bind(),
+            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(flags.bind(),
                     ctx.messageAdapter(ListenerEvent.class, FromListener::new), clients));
             List<Long> originals = new ArrayList<>();
             int[] done = {0};
@@ -108,7 +111,7 @@ public final class Atomics implements Callable<Integer> {
                                 + " %d swaps retried", clients, count, count, n, retries[0]));
                         return Behaviors.same();
                     })
-                    .onAnyMessage(m -> result.failed("guardian: " + m))
+                    .onAnyMessage(m -> result.unexpected("guardian", m))
                     .build();
         });
     }
@@ -121,7 +124,7 @@ public final class Atomics implements Callable<Integer> {
                     return Behaviors.same();
                 })
                 .onMessage(RdmaProtocol.Disconnected.class, d -> Behaviors.stopped())
-                .onAnyMessage(e -> result.failed("server: " + e))
+                .onAnyMessage(e -> result.unexpected("server", e))
                 .build());
     }
 
@@ -185,7 +188,7 @@ public final class Atomics implements Callable<Integer> {
                         guardian.tell(new ClientDone(originals, retries));
                         return Behaviors.stopped();
                     })
-                    .onAnyMessage(e -> result.failed("client: " + e))
+                    .onAnyMessage(e -> result.unexpected("client", e))
                     .build();
         }
 

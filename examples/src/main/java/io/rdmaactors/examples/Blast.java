@@ -4,7 +4,6 @@ import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
-import io.rdmaactors.actors.RdmaProtocol.ListenerEvent;
 import io.rdmaactors.verbs.QueueFullException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -26,62 +25,81 @@ import picocli.CommandLine.Option;
  * after WritingResumed. The server checks every message and that each sequence number arrives
  * exactly once, then answers with what it counted.
  */
-@Command(name = "blast", mixinStandardHelpOptions = true,
+@Command(name = "blast",
         description = "Stream messages under send-queue flow control; the server verifies every sequence number.")
 public final class Blast implements Callable<Integer> {
 
     @Mixin
-    FabricOptions fabric;
+    RdmaFlags flags;
 
-    @Option(names = "--count", defaultValue = "20000", description = "messages")
+    private static final String NAME = "blast";
+
+    @Option(names = {"-C", "--count"}, defaultValue = "20000", description = "messages (default ${DEFAULT-VALUE})")
     int count;
 
-    @Option(names = "--size", defaultValue = "1024", description = "message bytes (at least 4)")
+    @Option(names = {"-S", "--size"}, defaultValue = "1024", description = "message bytes, at least 4 (default ${DEFAULT-VALUE})")
     int size;
+
+    @Option(names = {"-V", "--verify"}, negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "the server checks every byte (default; --no-verify checks nothing)")
+    boolean verify;
 
     @Override
     public Integer call() {
-        return Program.run("blast", fabric, Program.bufferFor(size), Duration.ofSeconds(60), this::listener);
+        flags.check("--count", count, 1, Integer.MAX_VALUE);
+        flags.check("--size", size, Payload.MIN_SIZE, Program.MAX_SIZE);
+        Duration limit = Duration.ofSeconds(60 + count / 1000);
+        if (flags.role() == RdmaFlags.Role.CLIENT) {
+            return Program.run(NAME, flags, Program.bufferFor(size), limit,
+                    r -> Behaviors.<ConnectionEvent>setup(c -> new Blaster(c, flags.serverAddress(), r)));
+        }
+        // the server's buffers fit any size a client announces
+        return Program.run(NAME, flags, Program.bufferFor(flags.role() == RdmaFlags.Role.SERVER ? Program.MAX_SIZE
+                : size), limit, r -> Program.listener(NAME, flags, r,
+                        server -> Behaviors.<ConnectionEvent>setup(c -> new Blaster(c, server, r)),
+                        alone -> counter(alone, r)));
     }
 
-    private Behavior<ListenerEvent> listener(Program.Result result) {
-        return Behaviors.setup(ctx -> {
-            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(fabric.bind(), ctx.getSelf(), 8));
-            return Behaviors.receive(ListenerEvent.class)
-                    .onMessage(RdmaProtocol.Listening.class, l -> {
-                        ctx.spawn(Behaviors.<ConnectionEvent>setup(c -> new Blaster(c, l.localAddress(), result)), "client");
-                        return Behaviors.same();
-                    })
-                    .onMessage(RdmaProtocol.ConnectionRequested.class, r -> {
-                        r.connection().tell(new RdmaProtocol.Accept(ctx.spawnAnonymous(counter(result)), null));
-                        return Behaviors.same();
-                    })
-                    .onAnyMessage(e -> result.failed("listener: " + e))
-                    .build();
-        });
-    }
-
-    /** The server's agent: verifies each message arrives once and in order, then replies with the count. */
-    private Behavior<ConnectionEvent> counter(Program.Result result) {
+    /**
+     * The server's agent: verifies each message arrives once and in order (the request's private
+     * data says how many and how large), then replies with the count.
+     */
+    private Behavior<ConnectionEvent> counter(boolean reports, Program.Result result) {
         return Behaviors.receive(ConnectionEvent.class)
                 .onMessage(RdmaProtocol.Connected.class, c -> {
+                    int messages = Payload.first(c.privateData());
+                    int bytes = Payload.second(c.privateData());
+                    if (reports) {
+                        System.out.println(NAME + " server: client " + c.remote() + " connected");
+                    }
                     int[] expected = {0};
                     return Behaviors.receive(ConnectionEvent.class)
                             .onMessage(RdmaProtocol.Received.class, r -> {
-                                int seq = Payload.check(r.data(), size);
+                                int seq = verify ? Payload.check(r.data(), bytes) : expected[0];
                                 if (seq != expected[0]) {
                                     return result.failed("server: expected message " + expected[0] + ", got " + seq);
                                 }
-                                if (++expected[0] == count) {
-                                    c.connection().tell(RdmaProtocol.Send.of(Payload.ints(count, 0), null));
+                                if (++expected[0] == messages) {
+                                    c.connection().tell(RdmaProtocol.Send.of(Payload.ints(messages, 0), null));
                                 }
                                 return Behaviors.same();
                             })
-                            .onMessage(RdmaProtocol.Disconnected.class, d -> Behaviors.stopped())
-                            .onAnyMessage(e -> result.failed("server: " + e))
+                            .onMessage(RdmaProtocol.Disconnected.class, d -> {
+                                if (expected[0] != messages) {
+                                    return result.failed("server: " + Program.describe(d) + " after " + expected[0]
+                                            + " of " + messages + " messages");
+                                }
+                                if (reports) {
+                                    result.succeed(String.format("%s server: %d messages of %d bytes from %s, %s", NAME,
+                                            messages, bytes, c.remote(), verify ? "every one verified, once, in order"
+                                            : "not verified"));
+                                }
+                                return Behaviors.stopped();
+                            })
+                            .onAnyMessage(e -> result.unexpected("server", e))
                             .build();
                 })
-                .onAnyMessage(e -> result.failed("server: " + e))
+                .onAnyMessage(e -> result.unexpected("server", e))
                 .build();
     }
 
@@ -99,13 +117,14 @@ public final class Blast implements Callable<Integer> {
         private int suspensions;
         private boolean suspended;
         private long start;
+        private Report.Progress progress;
 
         Blaster(ActorContext<ConnectionEvent> ctx, InetSocketAddress server, Program.Result result) {
             super(ctx);
             this.result = result;
             this.window = 2 * Rdma.get(ctx.getSystem()).settings().sendQueueDepth();
             Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Connect(server, ctx.getSelf(),
-                    null, Program.CONNECT_TIMEOUT));
+                    Payload.ints(count, size), Program.CONNECT_TIMEOUT));
         }
 
         @Override
@@ -113,12 +132,14 @@ public final class Blast implements Callable<Integer> {
             return newReceiveBuilder()
                     .onMessage(RdmaProtocol.Connected.class, c -> {
                         connection = c.connection();
+                        progress = Report.Progress.of(NAME + " messages acked", count);
                         start = System.nanoTime();
                         return send();
                     })
                     .onMessage(RdmaProtocol.Acked.class, a -> {
                         inFlight--;
                         acked++;
+                        progress.advance();
                         return send();
                     })
                     .onMessage(RdmaProtocol.CommandFailed.class, f -> {
@@ -141,7 +162,10 @@ public final class Blast implements Callable<Integer> {
                         return send();
                     })
                     .onMessage(RdmaProtocol.Received.class, this::onServerCount)
-                    .onAnyMessage(e -> result.failed("client: " + e))
+                    .onAnyMessage(e -> {
+                        closeProgress();
+                        return result.unexpected("client", e);
+                    })
                     .build();
         }
 
@@ -162,7 +186,8 @@ public final class Blast implements Callable<Integer> {
 
         /** The server has every message: only acks of the last sends can still be on their way. */
         private Behavior<ConnectionEvent> onServerCount(RdmaProtocol.Received r) {
-            double seconds = (System.nanoTime() - start) / 1e9;
+            long elapsed = System.nanoTime() - start;
+            closeProgress();
             if (Payload.first(r.data()) != count) {
                 return result.failed("client: the server counted " + Payload.first(r.data()) + " of " + count);
             }
@@ -176,15 +201,21 @@ public final class Blast implements Callable<Integer> {
                         if (acked != count) {
                             return result.failed("client: " + acked + " of " + count + " sends acked");
                         }
-                        result.succeed(String.format("blast: %d messages of %d bytes in %.2f s: %.0f messages/s,"
-                                + " %.1f MB/s; writing suspended %d times, %d refused sends resent; every message arrived"
-                                + " once, in order", count, size, seconds, count / seconds, count * (double) size
-                                / seconds / 1e6, suspensions, resent));
+                        result.succeed(String.format("%s: %d messages of %d bytes; writing suspended %d times, %d"
+                                + " refused sends resent; %s%n%s", NAME, count, size, suspensions, resent, verify
+                                ? "every message arrived once, in order" : "contents not verified",
+                                Report.throughput(count, size, elapsed)));
                         return Behaviors.stopped();
                     })
                     .onMessage(RdmaProtocol.WritingResumed.class, w -> Behaviors.same())
-                    .onAnyMessage(e -> result.failed("client: " + e))
+                    .onAnyMessage(e -> result.unexpected("client", e))
                     .build();
+        }
+
+        private void closeProgress() {
+            if (progress != null) {
+                progress.close();
+            }
         }
     }
 }

@@ -5,21 +5,22 @@ import io.rdmaactors.verbs.DeviceAttributes;
 import io.rdmaactors.verbs.Fabric;
 import io.rdmaactors.verbs.PortAttributes;
 import java.util.HexFormat;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
+import picocli.CommandLine.Mixin;
 
 /** Lists devices and ports, as ibv_devinfo does. */
-@Command(name = "devices", mixinStandardHelpOptions = true, description = "List RDMA devices and their ports.")
+@Command(name = "devices", description = "List RDMA devices and their ports.")
 public final class Devices implements Callable<Integer> {
 
-    @Option(names = "--fabric", defaultValue = "soft", description = "soft (default) or jna")
-    String fabricName;
+    @Mixin
+    RdmaFlags flags;
 
     @Override
     public Integer call() {
-        try (Fabric fabric = Fabric.open(fabricName, Map.of())) {
+        flags.oneProcess();
+        // no device is a failure, as ibv_devinfo's "No IB devices found" is
+        try (Fabric fabric = Program.open(flags.fabric)) {
             for (Device device : fabric.devices()) {
                 DeviceAttributes a = device.query();
                 System.out.printf("hca_id: %s%n\tfw_ver: %s%n\tnode_guid: %016x%n\tphys_port_cnt: %d%n"

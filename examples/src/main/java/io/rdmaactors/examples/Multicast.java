@@ -18,22 +18,24 @@ import picocli.CommandLine.Option;
  * Multicast over UD, as mckey does: three receivers join the group, then a sender joins and sends
  * datagrams to it; each receiver checks that it got every datagram, in order, and leaves.
  */
-@Command(name = "multicast", mixinStandardHelpOptions = true,
+@Command(name = "multicast",
         description = "One sender and three receivers on a multicast group, every datagram verified.")
 public final class Multicast implements Callable<Integer> {
 
     private static final int RECEIVERS = 3;
+    /** A UD datagram fits one packet of the path MTU, at most 4096 bytes. */
+    private static final int MTU = 4096;
 
     @Mixin
-    FabricOptions fabric;
+    RdmaFlags flags;
 
     @Option(names = "--group", defaultValue = "239.1.2.3", description = "multicast group address")
     String group;
 
-    @Option(names = "--count", defaultValue = "100", description = "datagrams")
+    @Option(names = {"-C", "--count"}, defaultValue = "100", description = "datagrams")
     int count;
 
-    @Option(names = "--size", defaultValue = "256", description = "datagram bytes (at least 4, within the path MTU)")
+    @Option(names = {"-S", "--size"}, defaultValue = "256", description = "datagram bytes (at least 4, within the path MTU)")
     int size;
 
     private interface Msg {
@@ -47,8 +49,11 @@ public final class Multicast implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        flags.oneProcess();
+        flags.check("--count", count, 1, Integer.MAX_VALUE);
+        flags.check("--size", size, Payload.MIN_SIZE, MTU);
         // UD drops a datagram that finds no receive posted: give each receiver room for a burst
-        return Program.run("multicast", fabric, Program.bufferFor(size) + "rdma-actors.receive-queue-depth = 128\n",
+        return Program.run("multicast", flags, Program.bufferFor(size) + "rdma-actors.receive-queue-depth = 128\n",
                 Duration.ofSeconds(30), this::guardian);
     }
 
@@ -100,10 +105,10 @@ public final class Multicast implements Callable<Integer> {
                                     return Behaviors.same();
                                 })
                                 .onMessage(RdmaProtocol.Left.class, l -> left(guardian))
-                                .onAnyMessage(e -> result.failed("receiver: " + e))
+                                .onAnyMessage(e -> result.unexpected("receiver", e))
                                 .build();
                     })
-                    .onAnyMessage(e -> result.failed("receiver: " + e))
+                    .onAnyMessage(e -> result.unexpected("receiver", e))
                     .build();
         });
     }
@@ -128,10 +133,10 @@ public final class Multicast implements Callable<Integer> {
                                 .onMessage(RdmaProtocol.Left.class, l -> left(guardian))
                                 // multicast loops back to the sender's own QP, as on IB and RoCE
                                 .onMessage(RdmaProtocol.MulticastReceived.class, m -> Behaviors.same())
-                                .onAnyMessage(e -> result.failed("sender: " + e))
+                                .onAnyMessage(e -> result.unexpected("sender", e))
                                 .build();
                     })
-                    .onAnyMessage(e -> result.failed("sender: " + e))
+                    .onAnyMessage(e -> result.unexpected("sender", e))
                     .build();
         });
     }

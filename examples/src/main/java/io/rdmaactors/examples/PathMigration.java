@@ -25,7 +25,7 @@ import picocli.CommandLine.Option;
  * numbered messages, and halfway through the fault injector cuts port 1. Both QPs migrate
  * (PathMigrated) and the server still receives every message once, in order.
  */
-@Command(name = "apm", mixinStandardHelpOptions = true,
+@Command(name = "apm",
         description = "Alternate path loaded on both sides; port 1 cut mid-stream; no message lost (soft fabric).")
 public final class PathMigration implements Callable<Integer> {
 
@@ -37,9 +37,9 @@ public final class PathMigration implements Callable<Integer> {
     private static final int WINDOW = 8;
 
     @Mixin
-    FabricOptions fabric;
+    RdmaFlags flags;
 
-    @Option(names = "--count", defaultValue = "200", description = "messages")
+    @Option(names = {"-C", "--count"}, defaultValue = "200", description = "messages")
     int count;
 
     private interface Msg {
@@ -54,7 +54,10 @@ public final class PathMigration implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        return Program.run("apm", fabric, "", Duration.ofSeconds(30), this::guardian);
+        flags.oneProcess();
+        // the cut comes after half the messages were acked: one message would never see it
+        flags.check("--count", count, 2, Integer.MAX_VALUE);
+        return Program.run("apm", flags, "", Duration.ofSeconds(30), this::guardian);
     }
 
     /** Gets the fault injector, listens, and starts the client with a way to cut port 1. */
@@ -69,7 +72,7 @@ public final class PathMigration implements Callable<Integer> {
                             return result.failed("apm cuts a port with the fault injector: the " + f.fabric().provider()
                                     + " fabric has none, run it on the soft fabric");
                         }
-                        Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(fabric.bind(),
+                        Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(flags.bind(),
                                 ctx.messageAdapter(ListenerEvent.class, FromListener::new), 8));
                         return serving(f.fabric(), faults, result);
                     })
@@ -91,7 +94,7 @@ public final class PathMigration implements Callable<Integer> {
                             new RdmaProtocol.Accept(ctx.spawnAnonymous(receiver(result)), null));
                     return Behaviors.same();
                 })
-                .onAnyMessage(m -> result.failed("guardian: " + m))
+                .onAnyMessage(m -> result.unexpected("guardian", m))
                 .build());
     }
 
@@ -128,10 +131,10 @@ public final class PathMigration implements Callable<Integer> {
                                 return Behaviors.same();
                             })
                             .onMessage(RdmaProtocol.Disconnected.class, d -> Behaviors.stopped())
-                            .onAnyMessage(e -> result.failed("server: " + e))
+                            .onAnyMessage(e -> result.unexpected("server", e))
                             .build();
                 })
-                .onAnyMessage(e -> result.failed("server: " + e))
+                .onAnyMessage(e -> result.unexpected("server", e))
                 .build();
     }
 
@@ -196,7 +199,7 @@ public final class PathMigration implements Callable<Integer> {
                                 + " arrived once, in order", count / 2, count, ackedAtMigration, count));
                         return Behaviors.stopped();
                     })
-                    .onAnyMessage(e -> result.failed("client: " + e))
+                    .onAnyMessage(e -> result.unexpected("client", e))
                     .build();
         }
 

@@ -18,45 +18,57 @@ import io.rdmaactors.verbs.WorkCompletion;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * Send/receive ping-pong between a listener and a client in one process: the client's private
- * data carries the message count and size, the listener's agent echoes every message back, and
- * the client checks every byte. The classic first RDMA program.
+ * Send/receive ping-pong on the bare SPI, as ib_send_lat runs it: the client's private data
+ * carries the message count and size, the server's agent echoes every message back, and the
+ * client checks every byte. -s serves one client and exits; neither -s nor -c runs both here.
  */
-@Command(name = "ping-pong", mixinStandardHelpOptions = true,
-        description = "Send/receive ping-pong through the RDMA CM, contents verified.")
+@Command(name = "ping-pong", description = "Send/receive ping-pong through the RDMA CM, contents verified.")
 public final class PingPong implements Callable<Integer> {
 
+    private static final String NAME = "ping-pong";
     private static final Duration STEP = Duration.ofSeconds(5);
+    /** How often a side waiting for a completion looks for a DISCONNECTED, as rping's cm_thread would see it. */
+    private static final long CM_CHECK_NANOS = 1_000_000;
 
-    @Option(names = "--fabric", defaultValue = "soft", description = "soft (default) or jna")
-    String fabricName;
+    @Mixin
+    RdmaFlags flags;
 
-    @Option(names = "--count", defaultValue = "10000", description = "round trips")
+    @Option(names = {"-C", "--count"}, defaultValue = "10000", description = "round trips (default ${DEFAULT-VALUE})")
     int count;
 
-    @Option(names = "--size", defaultValue = "64", description = "message bytes")
+    @Option(names = {"-S", "--size"}, defaultValue = "64", description = "message bytes (default ${DEFAULT-VALUE})")
     int size;
 
-    @Option(names = "--address", defaultValue = "127.0.0.1", description = "the listener's address")
-    String address;
+    @Option(names = {"-V", "--verify"}, negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "check every byte that comes back (default; --no-verify checks nothing)")
+    boolean verify;
 
-    /** One side of the connection: its id, PD, CQ, QP and one registered buffer. */
+    /** The peer disconnected while this side waited for a completion. */
+    private static final class PeerDisconnected extends RuntimeException {
+        PeerDisconnected() {
+            super("the peer disconnected");
+        }
+    }
+
+    /** One side of the connection: its id, PD, CQ, QP and one registered buffer each way. */
     private static final class Endpoint implements AutoCloseable {
         final CmId id;
+        final EventChannel events;
         ProtectionDomain pd;
         CompletionQueue cq;
         QueuePair qp;
         MemoryRegion sendBuffer;
         MemoryRegion recvBuffer;
 
-        Endpoint(CmId id) {
+        Endpoint(CmId id, EventChannel events) {
             this.id = id;
+            this.events = events;
         }
 
         void setUp(int size) {
@@ -68,17 +80,26 @@ public final class PingPong implements Callable<Integer> {
             qp.postReceive(ReceiveWorkRequest.of(1, recvBuffer.sge()));
         }
 
-        WorkCompletion next() {
+        /** The next completion, busy-polled; a DISCONNECTED or a failed work request ends the wait. */
+        WorkCompletion next() throws Exception {
             WorkCompletion[] wc = new WorkCompletion[1];
             long deadline = System.nanoTime() + STEP.toNanos();
+            long cmCheck = System.nanoTime() + CM_CHECK_NANOS;
             while (cq.poll(wc) == 0) {
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("no completion within " + STEP);
+                long now = System.nanoTime();
+                if (now > cmCheck) {
+                    cmCheck = now + CM_CHECK_NANOS;
+                    if (events.await(Duration.ZERO) instanceof CmEvent.Disconnected) {
+                        throw new PeerDisconnected();
+                    }
+                }
+                if (now > deadline) {
+                    throw new Program.Failure("no completion within " + STEP.toSeconds() + " s", null);
                 }
                 Thread.onSpinWait();
             }
             if (!wc[0].isSuccess()) {
-                throw new IllegalStateException("work request failed: " + wc[0]);
+                throw new Program.Failure(wc[0].opcode() + " failed with " + wc[0].status(), null);
             }
             return wc[0];
         }
@@ -101,80 +122,128 @@ public final class PingPong implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        try (Fabric fabric = Fabric.open(fabricName, Map.of())) {
-            EventChannel serverEvents = fabric.createEventChannel();
-            EventChannel clientEvents = fabric.createEventChannel();
-            CmId listener = fabric.createCmId(serverEvents, PortSpace.TCP);
-            listener.bind(new InetSocketAddress(address, 0));
-            listener.listen(8);
+        flags.check("--count", count, 1, Integer.MAX_VALUE);
+        flags.check("--size", size, 1, Program.MAX_SIZE);
+        RdmaFlags.Role role = flags.role();
+        try (Fabric fabric = Program.open(flags.fabric)) {
+            if (role == RdmaFlags.Role.CLIENT) {
+                ping(fabric, flags.serverAddress());
+            } else {
+                EventChannel serverEvents = fabric.createEventChannel();
+                CmId listener = fabric.createCmId(serverEvents, PortSpace.TCP);
+                listener.bind(flags.bind());
+                listener.listen(1);
+                if (role == RdmaFlags.Role.SERVER) {
+                    Program.announce(NAME, listener.localAddress());
+                    serve(serverEvents, Duration.ofDays(365));
+                } else {
+                    Exception[] serverFailure = new Exception[1];
+                    Thread server = new Thread(() -> {
+                        try {
+                            serve(serverEvents, STEP);
+                        } catch (Exception e) {
+                            serverFailure[0] = e;
+                        }
+                    }, "ping-pong-server");
+                    server.start();
+                    ping(fabric, listener.localAddress());
+                    server.join();
+                    if (serverFailure[0] != null) {
+                        throw serverFailure[0];
+                    }
+                }
+                listener.close();
+                serverEvents.close();
+            }
+            if (fabric.ledger().total() != 0) {
+                throw new Program.Failure("leaked: " + fabric.ledger(), null);
+            }
+        }
+        return 0;
+    }
 
-            Endpoint client = new Endpoint(fabric.createCmId(clientEvents, PortSpace.TCP));
-            client.id.resolveAddress(null, listener.localAddress(), STEP);
-            CmEvents.expect(clientEvents, CmEvent.AddrResolved.class, STEP);
-            client.id.resolveRoute(STEP);
-            CmEvents.expect(clientEvents, CmEvent.RouteResolved.class, STEP);
-            client.setUp(size);
-            byte[] request = ByteBuffer.allocate(8).putInt(count).putInt(size).array();
-            client.id.connect(ConnectionParameters.of(request));
-
-            CmEvent.ConnectRequest req = CmEvents.expect(serverEvents, CmEvent.ConnectRequest.class, STEP);
-            ByteBuffer asked = ByteBuffer.wrap(req.privateData());
-            int rounds = asked.getInt();
-            int bytes = asked.getInt();
-            Endpoint agent = new Endpoint(serverEvents.cmId(req.id()));
+    /** Accepts one client, echoes what its private data announced, and waits for its disconnect. */
+    private static void serve(EventChannel events, Duration waitForClient) throws Exception {
+        CmEvent.ConnectRequest req = CmEvents.expect(events, CmEvent.ConnectRequest.class, waitForClient);
+        ByteBuffer asked = ByteBuffer.wrap(req.privateData());
+        int rounds = asked.getInt();
+        int bytes = asked.getInt();
+        try (Endpoint agent = new Endpoint(events.cmId(req.id()), events)) {
             agent.setUp(bytes);
             agent.id.accept(ConnectionParameters.of(null));
-            CmEvents.expect(clientEvents, CmEvent.Established.class, STEP);
-            CmEvents.expect(serverEvents, CmEvent.Established.class, STEP);
-
-            Thread echo = new Thread(() -> {
-                for (int i = 0; i < rounds; i++) {
+            CmEvents.expect(events, CmEvent.Established.class, STEP);
+            System.out.println(NAME + " server: client " + agent.id.remoteAddress() + " connected");
+            int echoed = 0;
+            try {
+                for (; echoed < rounds; echoed++) {
                     WorkCompletion received = agent.next();
-                    ByteBuffer in = agent.recvBuffer.buffer();
-                    agent.sendBuffer.buffer().put(in);
+                    agent.sendBuffer.buffer().put(0, agent.recvBuffer.buffer(), 0, received.byteLen());
                     agent.qp.postReceive(ReceiveWorkRequest.of(1, agent.recvBuffer.sge()));
                     agent.qp.postSend(SendWorkRequest.send(2, agent.sendBuffer.sge(0, received.byteLen())));
                     agent.next();
                 }
-            }, "ping-pong-agent");
-            echo.start();
+                CmEvents.expect(events, CmEvent.Disconnected.class, STEP);
+            } catch (PeerDisconnected e) {
+                throw new Program.Failure("server: the client disconnected after " + echoed + " of " + rounds
+                        + " round trips", e);
+            }
+            agent.id.disconnect();
+            System.out.printf("%s server: echoed %d messages of %d bytes to %s%n", NAME, rounds, bytes,
+                    agent.id.remoteAddress());
+        }
+    }
 
+    private void ping(Fabric fabric, InetSocketAddress server) throws Exception {
+        EventChannel events = fabric.createEventChannel();
+        try (Endpoint client = new Endpoint(fabric.createCmId(events, PortSpace.TCP), events)) {
+            client.id.resolveAddress(null, server, STEP);
+            CmEvents.expect(events, CmEvent.AddrResolved.class, STEP);
+            client.id.resolveRoute(STEP);
+            CmEvents.expect(events, CmEvent.RouteResolved.class, STEP);
+            client.setUp(size);
+            client.id.connect(ConnectionParameters.of(Payload.ints(count, size)));
+            CmEvent established = events.await(STEP);
+            if (established instanceof CmEvent.Rejected) {
+                throw new Program.Failure("connection to " + server.getAddress().getHostAddress() + ":"
+                        + server.getPort() + " refused: no server listens there", null);
+            }
+            if (!(established instanceof CmEvent.Established)) {
+                throw new Program.Failure("no connection to " + server + ": " + established, null);
+            }
+            Report report = new Report();
+            int round = 0;
             long start = System.nanoTime();
-            for (int i = 0; i < count; i++) {
-                ByteBuffer out = client.sendBuffer.buffer();
-                for (int b = 0; b < size; b++) {
-                    out.put((byte) (i + b));
-                }
-                client.qp.postSend(SendWorkRequest.send(2, client.sendBuffer.sge()));
-                WorkCompletion first = client.next();
-                WorkCompletion second = client.next();
-                WorkCompletion recv = first.opcode() == WcOpcode.RECV ? first : second;
-                ByteBuffer in = client.recvBuffer.buffer();
-                for (int b = 0; b < recv.byteLen(); b++) {
-                    if (in.get(b) != (byte) (i + b)) {
-                        throw new IllegalStateException("round " + i + " byte " + b + " came back wrong");
+            try (Report.Progress progress = Report.Progress.of(NAME + " round trips", count)) {
+                for (; round < count; round++) {
+                    long sent = System.nanoTime();
+                    ByteBuffer out = client.sendBuffer.buffer();
+                    for (int b = 0; b < size; b++) {
+                        out.put(b, (byte) (round + b));
                     }
+                    client.qp.postSend(SendWorkRequest.send(2, client.sendBuffer.sge()));
+                    WorkCompletion first = client.next();
+                    WorkCompletion second = client.next();
+                    WorkCompletion recv = first.opcode() == WcOpcode.RECV ? first : second;
+                    ByteBuffer in = client.recvBuffer.buffer();
+                    for (int b = 0; verify && b < recv.byteLen(); b++) {
+                        if (in.get(b) != (byte) (round + b)) {
+                            throw new Program.Failure("round trip " + round + ": byte " + b + " came back wrong", null);
+                        }
+                    }
+                    client.qp.postReceive(ReceiveWorkRequest.of(1, client.recvBuffer.sge()));
+                    report.record(System.nanoTime() - sent);
+                    progress.advance();
                 }
-                client.qp.postReceive(ReceiveWorkRequest.of(1, client.recvBuffer.sge()));
+            } catch (PeerDisconnected e) {
+                throw new Program.Failure("the server disconnected after " + round + " of " + count + " round trips", e);
             }
             long elapsed = System.nanoTime() - start;
-            echo.join();
-
             client.id.disconnect();
-            CmEvents.expect(serverEvents, CmEvent.Disconnected.class, STEP);
-            agent.id.disconnect();
-            CmEvents.expect(clientEvents, CmEvent.Disconnected.class, STEP);
-            System.out.printf("%d round trips of %d bytes on the %s fabric, contents verified: %.2f us per round trip%n",
-                    count, size, fabric.provider(), elapsed / 1000.0 / count);
-            client.close();
-            agent.close();
-            listener.close();
-            serverEvents.close();
-            clientEvents.close();
-            if (fabric.ledger().total() != 0) {
-                throw new IllegalStateException("leaked: " + fabric.ledger());
-            }
+            CmEvents.expect(events, CmEvent.Disconnected.class, STEP);
+            System.out.printf("%s: %d round trips of %d bytes on the %s fabric, %s: %.2f us per round trip%n%s%n%s%n",
+                    NAME, count, size, fabric.provider(), verify ? "contents verified" : "not verified",
+                    elapsed / 1000.0 / count, report.latency("round trip"), Report.throughput(count, size, elapsed));
         }
-        return 0;
+        events.close();
     }
 }

@@ -6,7 +6,10 @@ import com.typesafe.config.ConfigValueFactory;
 import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
 import io.rdmaactors.verbs.Fabric;
+import io.rdmaactors.verbs.VerbsException;
+import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -20,12 +23,15 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Runs one program: its guardian in a fresh actor system on the chosen fabric, until one of its
- * actors reports the result line or a failed verification; then the actor system is shut down.
+ * actors reports the result or a failure; then the actor system is shut down. A failure leaves as
+ * a {@link Failure}, which the command line prints as one line.
  */
 final class Program {
 
     /** How long a client waits for Connected. */
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+    /** The largest message the programs send: a registered buffer per slot, so keep it modest. */
+    static final int MAX_SIZE = 1 << 20;
 
     private static final Duration SHUTDOWN = Duration.ofSeconds(10);
     /** How long the manager may take to open its fabric. */
@@ -34,16 +40,23 @@ final class Program {
     private Program() {
     }
 
+    /** Why a program failed, in one line for its user; the cause, if any, is shown with -v. */
+    static final class Failure extends RuntimeException {
+        Failure(String why, Throwable cause) {
+            super(why, cause);
+        }
+    }
+
     /** Where a program's actors report how it ended; the first report wins, from any thread. */
     static final class Result {
         private final CompletableFuture<String> line = new CompletableFuture<>();
 
-        void succeed(String resultLine) {
-            line.complete(resultLine);
+        void succeed(String report) {
+            line.complete(report);
         }
 
         void fail(String why) {
-            line.completeExceptionally(new IllegalStateException(why));
+            line.completeExceptionally(new Failure(why, null));
         }
 
         /** Fails the program and stops the reporting actor: the behaviour for events no program expects. */
@@ -51,46 +64,160 @@ final class Program {
             fail(why);
             return Behaviors.stopped();
         }
+
+        /** {@link #failed} for an event {@code who} did not expect, told as a sentence. */
+        <T> Behavior<T> unexpected(String who, Object event) {
+            line.completeExceptionally(new Failure(who + ": " + describe(event), cause(event)));
+            return Behaviors.stopped();
+        }
     }
 
     /**
-     * Runs {@code guardian} with {@code config} over rdma-actors' defaults; prints the result line
-     * and answers 0, or prints why it failed and answers 1.
+     * Runs {@code guardian} with {@code config} over rdma-actors' defaults and prints its report.
+     * A client or a one-process run has {@code limit} to finish; a server waits for its clients.
      */
-    static <T> int run(String name, FabricOptions options, String config, Duration limit,
+    static <T> int run(String name, RdmaFlags flags, String config, Duration limit,
                        Function<Result, Behavior<T>> guardian) {
+        // the actor system would only log why its fabric cannot open: find out first, to say it in one line
+        open(flags.fabric).close();
         Config merged = ConfigFactory.parseString(config)
-                .withValue("rdma-actors.fabric", ConfigValueFactory.fromAnyRef(options.fabric))
+                .withValue("rdma-actors.fabric", ConfigValueFactory.fromAnyRef(flags.fabric))
                 .withFallback(ConfigFactory.load());
         // SLF4J set up before Pekko's threads log, or it replays their first calls with a warning
         LoggerFactory.getILoggerFactory();
         Result result = new Result();
         ActorSystem<T> system = ActorSystem.create(guardian.apply(result), name, merged);
         system.getWhenTerminated().thenRun(() -> result.fail("the actor system stopped before the program ended"));
-        // a manager that could not open its fabric stops without a word: ask it, rather than wait for the limit
         AskPattern.<RdmaProtocol.ManagerCommand, Fabric>ask(Rdma.get(system).manager(), RdmaProtocol.GetFabric::new,
                 FABRIC_OPEN, system.scheduler()).whenComplete((fabric, failure) -> {
                     if (failure != null) {
-                        result.fail("rdma-actors did not open the " + options.fabric + " fabric (see the log)");
+                        result.fail("rdma-actors did not open the " + flags.fabric + " fabric (-v shows why)");
                     }
                 });
         try {
-            System.out.println(result.line.get(limit.toMillis(), TimeUnit.MILLISECONDS));
+            String report = flags.role() == RdmaFlags.Role.SERVER ? result.line.get()
+                    : result.line.get(limit.toMillis(), TimeUnit.MILLISECONDS);
+            System.out.println(report);
             return 0;
         } catch (ExecutionException e) {
-            System.err.println(name + " failed: " + e.getCause().getMessage());
-            return 1;
+            throw (Failure) e.getCause();
         } catch (TimeoutException e) {
-            System.err.println(name + " failed: no result within " + limit);
-            return 1;
+            throw new Failure("no result within " + limit, null);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return 1;
+            throw new Failure("interrupted", e);
         } finally {
             system.terminate();
             system.getWhenTerminated().toCompletableFuture().completeOnTimeout(null, SHUTDOWN.toMillis(),
                     TimeUnit.MILLISECONDS).join();
         }
+    }
+
+    /**
+     * Opens a fabric that has a device, or fails saying how to get one: rdma-core without a device
+     * only fails at the first CM call, with ENODEV, which says nothing of Soft-RoCE.
+     */
+    static Fabric open(String provider) {
+        Fabric fabric;
+        try {
+            fabric = Fabric.open(provider, Map.of());
+        } catch (VerbsException e) {
+            throw new Failure("cannot open the " + provider + " fabric: " + e.getMessage(), e);
+        }
+        if (fabric.devices().isEmpty()) {
+            fabric.close();
+            throw new Failure(noDevice(provider), null);
+        }
+        return fabric;
+    }
+
+    /** The one line for a host without an RDMA device, with the two ways to get on. */
+    static String noDevice(String provider) {
+        return "no RDMA device found on the " + provider + " fabric (ibv_devinfo: No IB devices found); add a"
+                + " Soft-RoCE device (rdma link add rxe0 type rxe netdev <interface>) or run with --fabric soft";
+    }
+
+    /**
+     * The guardian of a client/server program: listens on -a:-p and serves one client, as perftest's
+     * servers do, when this process is the server; beside the client in one process, it listens on
+     * any free port, starts the client there and gives every request an agent. {@code agent} is
+     * told whether it reports the server's result.
+     */
+    static Behavior<RdmaProtocol.ListenerEvent> listener(String name, RdmaFlags flags, Result result,
+            Function<InetSocketAddress, Behavior<RdmaProtocol.ConnectionEvent>> client,
+            Function<Boolean, Behavior<RdmaProtocol.ConnectionEvent>> agent) {
+        boolean alone = flags.role() == RdmaFlags.Role.SERVER;
+        return Behaviors.setup(ctx -> {
+            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(flags.bind(), ctx.getSelf(), 8));
+            boolean[] serving = {false};
+            return Behaviors.receive(RdmaProtocol.ListenerEvent.class)
+                    .onMessage(RdmaProtocol.Listening.class, l -> {
+                        if (alone) {
+                            announce(name, l.localAddress());
+                        } else {
+                            ctx.spawn(client.apply(l.localAddress()), "client");
+                        }
+                        return Behaviors.same();
+                    })
+                    .onMessage(RdmaProtocol.ConnectionRequested.class, r -> {
+                        if (serving[0]) {
+                            r.connection().tell(new RdmaProtocol.Reject(null));
+                        } else {
+                            serving[0] = alone;
+                            r.connection().tell(new RdmaProtocol.Accept(ctx.spawnAnonymous(agent.apply(alone)), null));
+                        }
+                        return Behaviors.same();
+                    })
+                    .onAnyMessage(e -> result.unexpected("listener", e))
+                    .build();
+        });
+    }
+
+    /** A server's first line: where it listens, so a client in another terminal (or a test) can find it. */
+    static void announce(String name, InetSocketAddress where) {
+        System.out.println(name + " server: listening on " + where.getAddress().getHostAddress() + ":" + where.getPort());
+    }
+
+    /** An event as a sentence: why the connection failed or closed, or what was refused. */
+    static String describe(Object event) {
+        if (event instanceof RdmaProtocol.ConnectFailed f) {
+            return "connection to " + f.remote().getAddress().getHostAddress() + ":" + f.remote().getPort() + " "
+                    + failure(f.reason());
+        }
+        if (event instanceof RdmaProtocol.Disconnected d) {
+            return d.reason() instanceof RdmaProtocol.PeerClosed ? "the peer closed the connection"
+                    : d.reason() instanceof RdmaProtocol.ErrorClosed e ? "the connection failed: " + e.cause().getMessage()
+                    : "the connection was closed";
+        }
+        if (event instanceof RdmaProtocol.CommandFailed f) {
+            return f.command().getClass().getSimpleName() + " failed: " + f.cause().getMessage();
+        }
+        return String.valueOf(event);
+    }
+
+    private static String failure(RdmaProtocol.ConnectFailure reason) {
+        if (reason instanceof RdmaProtocol.Rejected r) {
+            // status 8, invalid service id: the CM's answer when nothing listens on the port
+            return r.status() == 8 ? "refused: no server listens there" : "rejected by the server (status "
+                    + r.status() + ")";
+        }
+        if (reason instanceof RdmaProtocol.TimedOut t) {
+            return "failed: no answer within " + t.after().toMillis() + " ms";
+        }
+        if (reason instanceof RdmaProtocol.Unreachable u) {
+            return "failed: unreachable (status " + u.status() + ")";
+        }
+        if (reason instanceof RdmaProtocol.DeviceError d) {
+            return "failed: device error: " + d.cause().getMessage();
+        }
+        return "failed: " + reason;
+    }
+
+    private static Throwable cause(Object event) {
+        if (event instanceof RdmaProtocol.Disconnected d && d.reason() instanceof RdmaProtocol.ErrorClosed e) {
+            return e.cause();
+        }
+        return event instanceof RdmaProtocol.CommandFailed f ? f.cause() : null;
     }
 
     /** Configuration whose buffers carry messages of {@code size} bytes. */

@@ -26,26 +26,28 @@ import picocli.CommandLine.Option;
  * writes a second block with an immediate, which the server sees as a Received carrying the
  * immediate and answers by checking its own memory.
  */
-@Command(name = "rdma", mixinStandardHelpOptions = true,
+@Command(name = "rdma",
         description = "RDMA write, read back and write-with-immediate into an exported region, verified on both sides.")
 public final class RdmaReadWrite implements Callable<Integer> {
 
     private static final byte VERIFIED = 1;
 
     @Mixin
-    FabricOptions fabric;
+    RdmaFlags flags;
 
-    @Option(names = "--size", defaultValue = "1024", description = "bytes of each block (at least 4)")
+    @Option(names = {"-S", "--size"}, defaultValue = "1024", description = "bytes of each block (at least 4)")
     int size;
 
     @Override
     public Integer call() {
-        return Program.run("rdma", fabric, Program.bufferFor(size), Duration.ofSeconds(30), this::listener);
+        flags.oneProcess();
+        flags.check("--size", size, Payload.MIN_SIZE, Program.MAX_SIZE);
+        return Program.run("rdma", flags, Program.bufferFor(size), Duration.ofSeconds(30), this::listener);
     }
 
     private Behavior<ListenerEvent> listener(Program.Result result) {
         return Behaviors.setup(ctx -> {
-            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(fabric.bind(), ctx.getSelf(), 8));
+            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(flags.bind(), ctx.getSelf(), 8));
             return Behaviors.receive(ListenerEvent.class)
                     .onMessage(RdmaProtocol.Listening.class, l -> {
                         ctx.spawn(client(l.localAddress(), result), "client");
@@ -55,7 +57,7 @@ public final class RdmaReadWrite implements Callable<Integer> {
                         r.connection().tell(new RdmaProtocol.Accept(ctx.spawnAnonymous(server(result)), null));
                         return Behaviors.same();
                     })
-                    .onAnyMessage(e -> result.failed("listener: " + e))
+                    .onAnyMessage(e -> result.unexpected("listener", e))
                     .build();
         });
     }
@@ -70,7 +72,7 @@ public final class RdmaReadWrite implements Callable<Integer> {
                                 EnumSet.of(Access.REMOTE_READ, Access.REMOTE_WRITE));
                         return exported(c.connection(), memory, result);
                     })
-                    .onAnyMessage(e -> result.failed("server: " + e))
+                    .onAnyMessage(e -> result.unexpected("server", e))
                     .build();
         });
     }
@@ -89,7 +91,7 @@ public final class RdmaReadWrite implements Callable<Integer> {
                     return Behaviors.same();
                 })
                 .onMessage(RdmaProtocol.Disconnected.class, d -> Behaviors.stopped())
-                .onAnyMessage(e -> result.failed("server: " + e))
+                .onAnyMessage(e -> result.unexpected("server", e))
                 .build();
     }
 
@@ -99,7 +101,7 @@ public final class RdmaReadWrite implements Callable<Integer> {
                     Program.CONNECT_TIMEOUT));
             return Behaviors.receive(ConnectionEvent.class)
                     .onMessage(RdmaProtocol.Connected.class, c -> awaitingRegion(c.connection(), result))
-                    .onAnyMessage(e -> result.failed("client: " + e))
+                    .onAnyMessage(e -> result.unexpected("client", e))
                     .build();
         });
     }
@@ -112,7 +114,7 @@ public final class RdmaReadWrite implements Callable<Integer> {
                     connection.tell(new RdmaProtocol.Read(region, 0, size, "read"));
                     return transferring(connection, region, result);
                 })
-                .onAnyMessage(e -> result.failed("client: " + e))
+                .onAnyMessage(e -> result.unexpected("client", e))
                 .build();
     }
 
@@ -142,7 +144,7 @@ public final class RdmaReadWrite implements Callable<Integer> {
                             + " the server, its memory verified", region.length(), region.rkey(), size, 2 * size));
                     return Behaviors.stopped();
                 })
-                .onAnyMessage(e -> result.failed("client: " + e))
+                .onAnyMessage(e -> result.unexpected("client", e))
                 .build();
     }
 }

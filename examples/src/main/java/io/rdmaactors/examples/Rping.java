@@ -23,9 +23,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.EnumSet;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -34,7 +34,7 @@ import picocli.CommandLine.Option;
  * RDMA-writes the data back into the buffer the client names next, and the client checks it.
  * Either side can face rdma-core's own {@code rping}; {@code --loopback} runs both here.
  */
-@Command(name = "rping", mixinStandardHelpOptions = true,
+@Command(name = "rping",
         description = "rping-compatible RDMA read/write ping (server, client, or both in one process).")
 public final class Rping implements Callable<Integer> {
 
@@ -42,31 +42,23 @@ public final class Rping implements Callable<Integer> {
     /** struct rping_rdma_info: __be64 buf, __be32 rkey, __be32 size. */
     private static final int INFO = 16;
 
-    @Option(names = "--fabric", defaultValue = "soft", description = "soft (default) or jna")
-    String fabricName;
+    @Mixin
+    RdmaFlags flags;
 
-    @Option(names = {"-s", "--server"}, description = "serve, as rping -s does")
-    boolean server;
-
-    @Option(names = {"-c", "--client"}, description = "connect, as rping -c does")
-    boolean client;
-
-    @Option(names = {"-a", "--address"}, defaultValue = "127.0.0.1", description = "the server's address")
-    String address;
-
-    @Option(names = {"-p", "--port"}, defaultValue = "7174", description = "the server's port")
-    int port;
-
-    @Option(names = {"-C", "--count"}, defaultValue = "100", description = "pings the client sends")
+    @Option(names = {"-C", "--count"}, defaultValue = "100", description = "pings the client sends (default ${DEFAULT-VALUE})")
     int count;
 
-    @Option(names = {"-S", "--size"}, defaultValue = "64", description = "ping size in bytes")
+    @Option(names = {"-S", "--size"}, defaultValue = "64", description = "ping size in bytes, 16 to 65535 as rping's (default ${DEFAULT-VALUE})")
     int size;
+
+    @Option(names = {"-V", "--verify"}, negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "check every echo, as rping -V does (default; --no-verify checks nothing)")
+    boolean verify;
 
     /** The peer disconnected while this side waited for a completion. */
     private static final class PeerDisconnected extends RuntimeException {
         PeerDisconnected() {
-            super("the peer disconnected");
+            super("the peer disconnected mid-stream");
         }
     }
 
@@ -163,12 +155,16 @@ public final class Rping implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        boolean loopback = server == client;
-        try (Fabric fabric = Fabric.open(fabricName, Map.of())) {
+        flags.check("--count", count, 1, Integer.MAX_VALUE);
+        flags.check("--size", size, 16, 65535);
+        boolean loopback = flags.role() == RdmaFlags.Role.BOTH;
+        boolean server = flags.role() == RdmaFlags.Role.SERVER;
+        boolean client = flags.role() == RdmaFlags.Role.CLIENT;
+        try (Fabric fabric = Program.open(flags.fabric)) {
             EventChannel events = fabric.createEventChannel();
             // resolved as rping resolves it: getaddrinfo, passive for the side that listens
             boolean passive = server || loopback;
-            AddressInfo resolved = fabric.addressInfo(address, String.valueOf(loopback ? 0 : port), passive,
+            AddressInfo resolved = fabric.addressInfo(flags.address, String.valueOf(loopback ? 0 : flags.port), passive,
                     PortSpace.TCP).get(0);
             InetSocketAddress where = passive ? resolved.source() : resolved.destination();
             CmId listener = null;
@@ -179,13 +175,16 @@ public final class Rping implements Callable<Integer> {
                 listener.bind(where);
                 listener.listen(1);
                 where = listener.localAddress();
+                if (server) {
+                    Program.announce("rping", where);
+                }
                 EventChannel serverEvents = events;
                 CmId listening = listener;
                 serving = new Thread(() -> {
                     try {
                         serve(serverEvents, listening);
                     } catch (Exception e) {
-                        serverFailure[0] = String.valueOf(e);
+                        serverFailure[0] = e.getMessage();
                     }
                 }, "rping-server");
                 serving.start();
@@ -203,12 +202,10 @@ public final class Rping implements Callable<Integer> {
             }
             events.close();
             if (serverFailure[0] != null) {
-                System.err.println("rping server failed: " + serverFailure[0]);
-                return 1;
+                throw new Program.Failure("server: " + serverFailure[0], null);
             }
             if (fabric.ledger().total() != 0) {
-                System.err.println("rping leaked: " + fabric.ledger());
-                return 1;
+                throw new Program.Failure("leaked: " + fabric.ledger(), null);
             }
         }
         return 0;
@@ -278,7 +275,7 @@ public final class Rping implements Callable<Integer> {
                 side.receiveInfo();
                 side.sendInfo(side.rdma);
                 side.receiveInfo();
-                for (int i = 0; i < size; i++) {
+                for (int i = 0; verify && i < size; i++) {
                     if (echo.get(i) != start.get(i)) {
                         throw new IllegalStateException("ping " + ping + " came back different at byte " + i);
                     }

@@ -21,7 +21,7 @@ import picocli.CommandLine.Option;
  * smaller than what the clients send at once. Each client tags its messages with its number; each
  * agent checks that every message it gets is its own client's, in order, and confirms the count.
  */
-@Command(name = "srq-server", mixinStandardHelpOptions = true,
+@Command(name = "srq-server",
         description = "A listener with a shared receive queue serving many clients; each message reaches its own connection.")
 public final class SrqServer implements Callable<Integer> {
 
@@ -31,12 +31,12 @@ public final class SrqServer implements Callable<Integer> {
     private static final int WINDOW = 4;
 
     @Mixin
-    FabricOptions fabric;
+    RdmaFlags flags;
 
     @Option(names = "--clients", defaultValue = "16", description = "clients, each on its own connection")
     int clients;
 
-    @Option(names = "--messages", defaultValue = "100", description = "messages per client")
+    @Option(names = {"-C", "--messages"}, defaultValue = "100", description = "messages per client")
     int messages;
 
     private interface Msg {
@@ -50,13 +50,16 @@ public final class SrqServer implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        return Program.run("srq-server", fabric, "rdma-actors.receive-queue-depth = " + SHARED_RECEIVES + "\n",
+        flags.oneProcess();
+        flags.check("--clients", clients, 1, 1000);
+        flags.check("--messages", messages, 1, Integer.MAX_VALUE);
+        return Program.run("srq-server", flags, "rdma-actors.receive-queue-depth = " + SHARED_RECEIVES + "\n",
                 Duration.ofSeconds(60), this::guardian);
     }
 
     private Behavior<Msg> guardian(Program.Result result) {
         return Behaviors.setup(ctx -> {
-            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(fabric.bind(),
+            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(flags.bind(),
                     ctx.messageAdapter(ListenerEvent.class, FromListener::new), clients, true));
             int[] done = {0};
             return Behaviors.receive(Msg.class)
@@ -80,7 +83,7 @@ public final class SrqServer implements Callable<Integer> {
                         }
                         return Behaviors.same();
                     })
-                    .onAnyMessage(m -> result.failed("guardian: " + m))
+                    .onAnyMessage(m -> result.unexpected("guardian", m))
                     .build();
         });
     }
@@ -106,10 +109,10 @@ public final class SrqServer implements Callable<Integer> {
                                 return Behaviors.same();
                             })
                             .onMessage(RdmaProtocol.Disconnected.class, d -> Behaviors.stopped())
-                            .onAnyMessage(e -> result.failed("agent: " + e))
+                            .onAnyMessage(e -> result.unexpected("agent", e))
                             .build();
                 })
-                .onAnyMessage(e -> result.failed("agent: " + e))
+                .onAnyMessage(e -> result.unexpected("agent", e))
                 .build();
     }
 

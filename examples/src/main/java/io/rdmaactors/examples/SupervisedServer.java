@@ -26,7 +26,7 @@ import picocli.CommandLine.Option;
  * (its client sees PeerClosed), and the server carries on serving the clients after it. Runs until
  * --clients were served or --seconds passed, whichever comes first.
  */
-@Command(name = "supervised-server", mixinStandardHelpOptions = true,
+@Command(name = "supervised-server",
         description = "An echo server under a supervising guardian; handler death closes one connection, the server carries on.")
 public final class SupervisedServer implements Callable<Integer> {
 
@@ -37,7 +37,7 @@ public final class SupervisedServer implements Callable<Integer> {
     private static final byte[] DIE = {'d', 'i', 'e'};
 
     @Mixin
-    FabricOptions fabric;
+    RdmaFlags flags;
 
     @Option(names = "--clients", defaultValue = "12", description = "clients to serve at most")
     int clients;
@@ -58,13 +58,16 @@ public final class SupervisedServer implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        return Program.run("supervised-server", fabric, "", Duration.ofSeconds(seconds + 30L), this::guardian);
+        flags.oneProcess();
+        flags.check("--clients", clients, 1, 100_000);
+        flags.check("--seconds", seconds, 1, 86_400);
+        return Program.run("supervised-server", flags, "", Duration.ofSeconds(seconds + 30L), this::guardian);
     }
 
     /** Supervises the server (restarted if it fails) and lets clients come and go within the bounds. */
     private Behavior<Msg> guardian(Program.Result result) {
         return Behaviors.setup(ctx -> {
-            ctx.spawn(Behaviors.supervise(server(fabric.bind(), ctx.getSelf(), result)).onFailure(SupervisorStrategy.restart()),
+            ctx.spawn(Behaviors.supervise(server(flags.bind(), ctx.getSelf(), result)).onFailure(SupervisorStrategy.restart()),
                     "server");
             long start = System.nanoTime();
             long deadline = start + Duration.ofSeconds(seconds).toNanos();
@@ -121,7 +124,7 @@ public final class SupervisedServer implements Callable<Integer> {
                         guardian.tell(new ServerListening(l.localAddress()));
                         return listening(l.listener(), result);
                     })
-                    .onAnyMessage(e -> result.failed("server: " + e))
+                    .onAnyMessage(e -> result.unexpected("server", e))
                     .build();
         });
     }
@@ -138,7 +141,7 @@ public final class SupervisedServer implements Callable<Integer> {
                     listener.tell(new RdmaProtocol.Unbind());
                     return Behaviors.same();
                 })
-                .onAnyMessage(e -> result.failed("server: " + e))
+                .onAnyMessage(e -> result.unexpected("server", e))
                 .build());
     }
 

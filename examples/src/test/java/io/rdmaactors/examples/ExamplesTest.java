@@ -1,15 +1,41 @@
 package io.rdmaactors.examples;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import picocli.CommandLine;
 
-/** Every program of the command line runs to the end on the soft fabric, with small parameters, and succeeds. */
+/**
+ * Every program runs to the end on the soft fabric; bad arguments get the usage and exit 2; the
+ * client/server programs run as two processes; a client whose server dies says so in one line.
+ * Behaviour only, never timing: the limits are generous for a slow, shared machine.
+ */
 class ExamplesTest {
+
+    private static final long PROCESS_SECONDS = 180;
+    private static final Pattern LISTENING = Pattern.compile("listening on ([0-9.]+):([0-9]+)");
 
     static Stream<Arguments> programs() {
         return Stream.of(
@@ -29,6 +55,177 @@ class ExamplesTest {
     @ParameterizedTest
     @MethodSource("programs")
     void runsAndSucceeds(String[] args) {
-        assertEquals(0, new CommandLine(new Main()).execute(args), String.join(" ", args));
+        assertEquals(0, Main.commandLine().execute(args), String.join(" ", args));
+    }
+
+    /** The README's quick start: the report a new user sees first. */
+    @Test
+    void quickStartReportsPercentilesAndThroughput() {
+        PrintStream out = System.out;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try {
+            assertEquals(0, Main.commandLine().execute("actor-ping-pong", "-C", "300"));
+        } finally {
+            System.setOut(out);
+        }
+        String report = captured.toString(StandardCharsets.UTF_8);
+        assertTrue(report.contains("actor-ping-pong: 300 round trips of 64 bytes, every byte verified"), report);
+        for (String figure : new String[] {"p50", "p90", "p99", "p99.9", "max", "msg/s", "MB/s"}) {
+            assertTrue(report.contains(figure), figure + " missing from " + report);
+        }
+    }
+
+    static Stream<Arguments> badArguments() {
+        return Stream.of(
+                Arguments.of((Object) new String[] {"ping-pong", "--count", "-5"}),
+                Arguments.of((Object) new String[] {"ping-pong", "--size", "0"}),
+                Arguments.of((Object) new String[] {"ping-pong", "-s", "-c"}),
+                Arguments.of((Object) new String[] {"actor-ping-pong", "--fabric", "nosuch"}),
+                Arguments.of((Object) new String[] {"actor-ping-pong", "-S", "3"}),
+                Arguments.of((Object) new String[] {"actor-ping-pong", "-c", "-p", "70000"}),
+                Arguments.of((Object) new String[] {"blast", "--count", "0"}),
+                Arguments.of((Object) new String[] {"blast", "-S", "" + (Program.MAX_SIZE + 1)}),
+                Arguments.of((Object) new String[] {"rping", "-c", "-a", "not..an..address"}),
+                Arguments.of((Object) new String[] {"rping", "-S", "8"}),
+                Arguments.of((Object) new String[] {"devices", "--fabric", "nosuch"}),
+                Arguments.of((Object) new String[] {"rdma", "--size", "-1"}),
+                Arguments.of((Object) new String[] {"atomics", "--clients", "0"}),
+                Arguments.of((Object) new String[] {"multicast", "--size", "5000"}),
+                Arguments.of((Object) new String[] {"srq-server", "--messages", "0"}),
+                Arguments.of((Object) new String[] {"apm", "--count", "1"}),
+                Arguments.of((Object) new String[] {"supervised-server", "--seconds", "0"}),
+                Arguments.of((Object) new String[] {"rdma", "-s"}),
+                Arguments.of((Object) new String[] {"ping-pong", "--no-such-option"}));
+    }
+
+    @ParameterizedTest
+    @MethodSource("badArguments")
+    void badArgumentsGetTheUsageAndExit2(String[] args) {
+        StringWriter err = new StringWriter();
+        CommandLine line = Main.commandLine();
+        line.setErr(new PrintWriter(err, true));
+        assertEquals(2, line.execute(args), String.join(" ", args) + ": " + err);
+        assertTrue(err.toString().contains("Usage:"), err.toString());
+        assertFalse(err.toString().contains("\tat "), err.toString());
+    }
+
+    /** -V is verify, as in rping; the version is --version only. */
+    @Test
+    void versionIsLongOnly() {
+        StringWriter out = new StringWriter();
+        CommandLine line = Main.commandLine();
+        line.setOut(new PrintWriter(out, true));
+        assertEquals(0, line.execute("--version"));
+        assertTrue(out.toString().startsWith("rdma-actors"), out.toString());
+        assertEquals(2, Main.commandLine().execute("-V"));
+    }
+
+    static Stream<Arguments> clientServer() {
+        return Stream.of(
+                Arguments.of("ping-pong", List.of("-C", "300"), "contents verified", "echoed 300 messages"),
+                Arguments.of("actor-ping-pong", List.of("-C", "300"), "every byte verified", "echoed 300 messages"),
+                Arguments.of("blast", List.of("-C", "2000", "-S", "256"), "every message arrived once",
+                        "2000 messages of 256 bytes"));
+    }
+
+    @ParameterizedTest
+    @MethodSource("clientServer")
+    void runsAsServerAndClientInTwoProcesses(String program, List<String> clientArgs, String clientSays,
+                                             String serverSays) throws Exception {
+        Process server = start(program, "-s", "-p", "0");
+        try {
+            BufferedReader serverOut = reader(server);
+            String port = awaitPort(serverOut);
+            List<String> args = new ArrayList<>(List.of(program, "-c", "-p", port));
+            args.addAll(clientArgs);
+            Process client = start(args.toArray(String[]::new));
+            CompletableFuture<String> clientOut = readAll(client);
+            assertTrue(client.waitFor(PROCESS_SECONDS, TimeUnit.SECONDS), "the client did not end");
+            String report = clientOut.get();
+            assertEquals(0, client.exitValue(), report);
+            assertTrue(report.contains(clientSays) && report.contains("msg/s"), report);
+            CompletableFuture<String> rest = CompletableFuture.supplyAsync(() -> drain(serverOut));
+            assertTrue(server.waitFor(PROCESS_SECONDS, TimeUnit.SECONDS), "the server did not end after its client");
+            assertEquals(0, server.exitValue());
+            assertTrue(rest.get().contains(serverSays), rest.get());
+        } finally {
+            server.destroyForcibly();
+        }
+    }
+
+    /** rping's complaint: a killed server gave its client a stack trace. Now one line, and a failed exit. */
+    @Test
+    void aClientWhoseServerIsKilledSaysSoInOneLine() throws Exception {
+        Process server = start("ping-pong", "-s", "-p", "0");
+        Process client = null;
+        try {
+            BufferedReader serverOut = reader(server);
+            String port = awaitPort(serverOut);
+            client = start("ping-pong", "-c", "-p", port, "-C", "2000000000");
+            CompletableFuture<String> clientOut = readAll(client);
+            String connected = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return serverOut.readLine();
+                } catch (IOException e) {
+                    return String.valueOf(e);
+                }
+            }).get(PROCESS_SECONDS, TimeUnit.SECONDS);
+            assertTrue(String.valueOf(connected).contains("connected"), connected);
+            assertFalse(client.waitFor(1, TimeUnit.SECONDS), "the client ended before its server was killed");
+            server.destroyForcibly();
+            assertTrue(client.waitFor(PROCESS_SECONDS, TimeUnit.SECONDS), "the client did not notice");
+            String said = clientOut.get().strip();
+            assertNotEquals(0, client.exitValue(), said);
+            assertEquals(1, said.lines().count(), said);
+            assertTrue(said.contains("disconnected"), said);
+        } finally {
+            server.destroyForcibly();
+            if (client != null) {
+                client.destroyForcibly();
+            }
+        }
+    }
+
+    private static Process start(String... args) throws IOException {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), Main.class.getName()));
+        command.addAll(List.of(args));
+        return new ProcessBuilder(command).redirectErrorStream(true).start();
+    }
+
+    private static BufferedReader reader(Process process) {
+        return new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+    }
+
+    /** The port the server took (-p 0), from its first line. */
+    private static String awaitPort(BufferedReader serverOut) throws Exception {
+        String first = CompletableFuture.supplyAsync(() -> {
+            try {
+                return serverOut.readLine();
+            } catch (IOException e) {
+                return String.valueOf(e);
+            }
+        }).get(PROCESS_SECONDS, TimeUnit.SECONDS);
+        Matcher m = LISTENING.matcher(String.valueOf(first));
+        assertTrue(m.find(), "the server's first line: " + first);
+        return m.group(2);
+    }
+
+    private static CompletableFuture<String> readAll(Process process) {
+        BufferedReader in = reader(process);
+        return CompletableFuture.supplyAsync(() -> drain(in));
+    }
+
+    private static String drain(BufferedReader in) {
+        StringBuilder all = new StringBuilder();
+        try {
+            for (String line = in.readLine(); line != null; line = in.readLine()) {
+                all.append(line).append('\n');
+            }
+        } catch (IOException e) {
+            all.append(e);
+        }
+        return all.toString();
     }
 }
