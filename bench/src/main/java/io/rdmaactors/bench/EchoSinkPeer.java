@@ -32,6 +32,9 @@ import org.apache.pekko.util.ByteString;
  */
 public final class EchoSinkPeer {
 
+    /** More than IdleConnections keeps in flight, so no request is refused for want of room. */
+    private static final int BACKLOG = 512;
+
     private EchoSinkPeer() {
     }
 
@@ -86,7 +89,7 @@ public final class EchoSinkPeer {
                                                                   ActorRef<InetSocketAddress> bound) {
         return Behaviors.setup(ctx -> {
             Rdma.get(system).manager().tell(new RdmaProtocol.Listen(new InetSocketAddress("127.0.0.1", 0),
-                    ctx.getSelf(), 64));
+                    ctx.getSelf(), BACKLOG));
             return Behaviors.receive(RdmaProtocol.ListenerEvent.class)
                     .onMessage(RdmaProtocol.Listening.class, l -> {
                         bound.tell(l.localAddress());
@@ -164,7 +167,7 @@ public final class EchoSinkPeer {
         @Override
         public void preStart() {
             Tcp.get(getContext().getSystem()).manager().tell(
-                    TcpMessage.bind(getSelf(), new InetSocketAddress("127.0.0.1", 0), 64), getSelf());
+                    TcpMessage.bind(getSelf(), new InetSocketAddress("127.0.0.1", 0), BACKLOG), getSelf());
         }
 
         @Override
