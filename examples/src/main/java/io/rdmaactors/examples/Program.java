@@ -7,6 +7,7 @@ import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
 import io.rdmaactors.verbs.Fabric;
 import io.rdmaactors.verbs.VerbsException;
+import io.rdmaactors.verbs.WcStatus;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Map;
@@ -190,6 +191,10 @@ final class Program {
                     : "the connection was closed";
         }
         if (event instanceof RdmaProtocol.CommandFailed f) {
+            // a flush is how a lost peer first shows on the data path, before Disconnected
+            if (f.cause() instanceof RdmaProtocol.WorkRequestFailed w && w.status() == WcStatus.WR_FLUSH_ERR) {
+                return "the connection was lost (its work requests were flushed)";
+            }
             return f.command().getClass().getSimpleName() + " failed: " + f.cause().getMessage();
         }
         return String.valueOf(event);

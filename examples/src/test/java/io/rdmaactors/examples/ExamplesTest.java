@@ -183,7 +183,7 @@ class ExamplesTest {
             String said = clientOut.get().strip();
             assertNotEquals(0, client.exitValue(), said);
             assertEquals(1, said.lines().count(), said);
-            assertTrue(said.contains("disconnected") || said.contains("peer closed"), said);
+            assertTrue(said.contains("disconnected") || said.contains("peer closed") || said.contains("lost"), said);
         } finally {
             server.destroyForcibly();
             if (client != null) {
