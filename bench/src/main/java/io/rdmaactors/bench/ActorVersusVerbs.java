@@ -75,7 +75,7 @@ public final class ActorVersusVerbs {
         }
         // each round runs both sides back to back: the median of the per-round ratios cancels drift
         System.out.printf("SUMMARY ActorVersusVerbs: median of %d paired rounds: ping-pong round trip actors/verbs"
-                + " = %.2fx (target <= 1.5x); streaming actors/verbs = %.2fx (target >= 0.7x)%n", rounds,
+                + " = %.2fx (target <= 1.3x); streaming actors/verbs = %.2fx (target >= 0.9x)%n", rounds,
                 BenchSupport.pairedRatio(actorRtt, verbsRtt), BenchSupport.pairedRatio(actorRate, verbsRate));
     }
 
