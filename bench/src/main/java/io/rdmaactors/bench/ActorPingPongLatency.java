@@ -64,7 +64,7 @@ public final class ActorPingPongLatency {
         long[] rtt = new long[iterations];
         CompletableFuture<Void> done = new CompletableFuture<>();
         ActorSystem<Void> system = ActorSystem.create(Behaviors.setup(ctx -> {
-            ActorRef<RdmaProtocol.ConnectionEvent> echo = ctx.spawn(echo(), "echo");
+            ActorRef<RdmaProtocol.ConnectionEvent> echo = ctx.spawn(EchoSinkPeer.echo(), "echo");
             ctx.spawn(Behaviors.<RdmaProtocol.ListenerEvent>setup(l -> {
                 Rdma.get(l.getSystem()).manager().tell(new RdmaProtocol.Listen(bind, l.getSelf(), 8));
                 return Behaviors.receive(RdmaProtocol.ListenerEvent.class)
@@ -98,28 +98,6 @@ public final class ActorPingPongLatency {
         BenchSupport.printLatencyTable("ActorPingPongLatency", fabric, size, rtt);
     }
 
-    private static Behavior<RdmaProtocol.ConnectionEvent> echo() {
-        return Behaviors.setup(ctx -> {
-            ActorRef<?>[] connection = new ActorRef<?>[1];
-            return Behaviors.receive(RdmaProtocol.ConnectionEvent.class)
-                    .onMessage(RdmaProtocol.Connected.class, c -> {
-                        connection[0] = c.connection();
-                        return Behaviors.same();
-                    })
-                    .onMessage(RdmaProtocol.Received.class, r -> {
-                        c(connection[0]).tell(new RdmaProtocol.Send(r.data(), null, null));
-                        return Behaviors.same();
-                    })
-                    .onMessage(RdmaProtocol.ConnectionEvent.class, e -> Behaviors.same())
-                    .build();
-        });
-    }
-
-    @SuppressWarnings("unchecked")
-    private static ActorRef<RdmaProtocol.ConnectionCommand> c(ActorRef<?> ref) {
-        return (ActorRef<RdmaProtocol.ConnectionCommand>) ref;
-    }
-
     private static Behavior<RdmaProtocol.ConnectionEvent> client(byte[] message, int warmup, long[] rtt,
                                                                  CompletableFuture<Void> done) {
         return Behaviors.setup(ctx -> {
@@ -130,7 +108,7 @@ public final class ActorPingPongLatency {
                     .onMessage(RdmaProtocol.Connected.class, c -> {
                         connection[0] = c.connection();
                         start[0] = System.nanoTime();
-                        c(connection[0]).tell(new RdmaProtocol.Send(message, null, null));
+                        EchoSinkPeer.connection(connection[0]).tell(new RdmaProtocol.Send(message, null, null));
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.Received.class, r -> {
@@ -140,11 +118,11 @@ public final class ActorPingPongLatency {
                             rtt[i - warmup] = now - start[0];
                         }
                         if (count[0] == warmup + rtt.length) {
-                            c(connection[0]).tell(new RdmaProtocol.Disconnect());
+                            EchoSinkPeer.connection(connection[0]).tell(new RdmaProtocol.Disconnect());
                             done.complete(null);
                         } else {
                             start[0] = System.nanoTime();
-                            c(connection[0]).tell(new RdmaProtocol.Send(message, null, null));
+                            EchoSinkPeer.connection(connection[0]).tell(new RdmaProtocol.Send(message, null, null));
                         }
                         return Behaviors.same();
                     })

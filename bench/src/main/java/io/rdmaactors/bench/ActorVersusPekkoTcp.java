@@ -178,11 +178,6 @@ public final class ActorVersusPekkoTcp {
 
     // ------------------------------------------------------------------ rdma-actors
 
-    @SuppressWarnings("unchecked")
-    private static ActorRef<RdmaProtocol.ConnectionCommand> connection(ActorRef<?> ref) {
-        return (ActorRef<RdmaProtocol.ConnectionCommand>) ref;
-    }
-
     private <T> T await(CompletableFuture<T> result) throws Exception {
         return result.get(STEP_SECONDS, TimeUnit.SECONDS);
     }
@@ -203,17 +198,17 @@ public final class ActorVersusPekkoTcp {
                     .onMessage(RdmaProtocol.Connected.class, c -> {
                         peer[0] = c.connection();
                         start[0] = System.nanoTime();
-                        connection(peer[0]).tell(new RdmaProtocol.Send(message, null, null));
+                        EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Send(message, null, null));
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.Received.class, r -> {
                         h.recordValue(System.nanoTime() - start[0]);
                         if (h.getTotalCount() == count) {
-                            connection(peer[0]).tell(new RdmaProtocol.Disconnect());
+                            EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Disconnect());
                             result.complete(h);
                         } else {
                             start[0] = System.nanoTime();
-                            connection(peer[0]).tell(new RdmaProtocol.Send(message, null, null));
+                            EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Send(message, null, null));
                         }
                         return Behaviors.same();
                     })
@@ -245,19 +240,19 @@ public final class ActorVersusPekkoTcp {
                         peer[0] = c.connection();
                         start[0] = System.nanoTime();
                         while (sent[0] < Math.min(WINDOW, count)) {
-                            connection(peer[0]).tell(new RdmaProtocol.Send(message, null, sent[0]++));
+                            EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Send(message, null, sent[0]++));
                         }
                         if (sent[0] == count) {
-                            connection(peer[0]).tell(new RdmaProtocol.Send(new byte[1], 1, null));
+                            EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Send(new byte[1], 1, null));
                         }
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.Acked.class, a -> {
                         if (sent[0] < count) {
-                            connection(peer[0]).tell(new RdmaProtocol.Send(message, null, sent[0]++));
+                            EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Send(message, null, sent[0]++));
                             if (sent[0] == count) {
                                 // the end marker follows the last message on the same queue pair, in order
-                                connection(peer[0]).tell(new RdmaProtocol.Send(new byte[1], 1, null));
+                                EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Send(new byte[1], 1, null));
                             }
                         }
                         return Behaviors.same();
@@ -269,7 +264,7 @@ public final class ActorVersusPekkoTcp {
                                     "the sink counted " + delivered + " of " + count));
                         }
                         result.complete((System.nanoTime() - start[0]) / 1e9);
-                        connection(peer[0]).tell(new RdmaProtocol.Disconnect());
+                        EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Disconnect());
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.CommandFailed.class, f -> {

@@ -294,24 +294,6 @@ public final class ActorVersusVerbs {
         }
     }
 
-    /** An echo: every message back to its sender. */
-    private static Behavior<RdmaProtocol.ConnectionEvent> echo() {
-        return Behaviors.setup(ctx -> {
-            AtomicReference<ActorRef<RdmaProtocol.ConnectionCommand>> connection = new AtomicReference<>();
-            return Behaviors.receive(RdmaProtocol.ConnectionEvent.class)
-                    .onMessage(RdmaProtocol.Connected.class, c -> {
-                        connection.set(c.connection());
-                        return Behaviors.same();
-                    })
-                    .onMessage(RdmaProtocol.Received.class, r -> {
-                        connection.get().tell(new RdmaProtocol.Send(r.data(), null, null));
-                        return Behaviors.same();
-                    })
-                    .onMessage(RdmaProtocol.ConnectionEvent.class, e -> Behaviors.same())
-                    .build();
-        });
-    }
-
     private static double actorPingPong() throws Exception {
         byte[] message = new byte[SIZE];
         return withActors(result -> Behaviors.setup(ctx -> {
@@ -335,7 +317,7 @@ public final class ActorVersusVerbs {
                     })
                     .onMessage(RdmaProtocol.ConnectionEvent.class, e -> Behaviors.same())
                     .build();
-        }), echo());
+        }), EchoSinkPeer.echo());
     }
 
     private static double actorStream() throws Exception {

@@ -105,12 +105,12 @@ public final class EchoSinkPeer {
     }
 
     @SuppressWarnings("unchecked")
-    private static ActorRef<RdmaProtocol.ConnectionCommand> connection(ActorRef<?> ref) {
+    static ActorRef<RdmaProtocol.ConnectionCommand> connection(ActorRef<?> ref) {
         return (ActorRef<RdmaProtocol.ConnectionCommand>) ref;
     }
 
     /** Sends every message back. */
-    private static Behavior<RdmaProtocol.ConnectionEvent> echo() {
+    static Behavior<RdmaProtocol.ConnectionEvent> echo() {
         return Behaviors.setup(ctx -> {
             ActorRef<?>[] peer = new ActorRef<?>[1];
             return Behaviors.receive(RdmaProtocol.ConnectionEvent.class)
