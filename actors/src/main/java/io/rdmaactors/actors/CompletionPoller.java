@@ -6,12 +6,8 @@ import io.rdmaactors.verbs.Device;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Queue;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
@@ -98,8 +94,6 @@ final class CompletionPoller implements AutoCloseable {
         private final AtomicInteger received = new AtomicInteger();
         private int acked;
         private boolean closed;
-        /** Done once the waiter destroyed the CQ: holds what the destroy threw, or null. */
-        private final CompletableFuture<RuntimeException> destroyed = new CompletableFuture<>();
 
         private Subscription(Waiter waiter, CompletionQueue cq) {
             this.waiter = waiter;
@@ -133,20 +127,18 @@ final class CompletionPoller implements AutoCloseable {
         }
 
         /**
-         * Stops routing, acks every event taken and destroys the CQ. The waiting thread does it
+         * Stops routing, and has the waiting thread ack every event taken and destroy the CQ
          * between two waits, so no event of the CQ is on its way (rdma-core's destroy would wait
-         * for its ack); events still queued on the channel go with the CQ. Call it after the QPs
-         * that use the CQ are destroyed.
+         * for its ack); events still queued on the channel go with the CQ. It returns at once:
+         * nothing else waits for a CQ (PD and CM id do not). Call it after the QPs that use the CQ
+         * are destroyed.
          */
         @Override
         public void close() {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            RuntimeException failure = waiter.retire(this);
-            if (failure != null) {
-                throw failure;
+            if (!closed) {
+                closed = true;
+                silence();
+                waiter.retire(this);
             }
         }
 
@@ -154,9 +146,8 @@ final class CompletionPoller implements AutoCloseable {
             try {
                 ack(1);
                 cq.close();
-                destroyed.complete(null);
             } catch (RuntimeException e) {
-                destroyed.complete(e);
+                log.warn("{}: destroying a CQ failed", waiter.thread.getName(), e);
             }
         }
     }
@@ -235,32 +226,15 @@ final class CompletionPoller implements AutoCloseable {
         }
 
         /** Has the waiting thread destroy the CQ between two waits, or does it here if that thread ended. */
-        RuntimeException retire(Subscription s) {
-            if (Thread.currentThread() == thread) {
+        void retire(Subscription s) {
+            if (Thread.currentThread() == thread || !thread.isAlive()) {
                 subscriptions.remove(s.cq);
                 s.destroy();
             } else {
+                // a thread that ends before it gets to it leaves it to close(), which drains the rest
                 retiring.add(s);
                 channel.wakeup();
-                boolean interrupted = false;
-                while (!s.destroyed.isDone()) {
-                    if (!thread.isAlive()) {
-                        retireAll();
-                        continue;
-                    }
-                    try {
-                        s.destroyed.get(100, TimeUnit.MILLISECONDS);
-                    } catch (InterruptedException e) {
-                        interrupted = true;
-                    } catch (ExecutionException | TimeoutException e) {
-                        channel.wakeup();
-                    }
-                }
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
-                }
             }
-            return s.destroyed.join();
         }
 
         void close() {

@@ -14,8 +14,8 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
  * Owns a connection's CQ (through its completion poller subscription), and frees the QP and
  * its buffers with it. The QP actor, its child, is the
  * CQ's only consumer (one hop less per completion than polling here), and being a child it has
- * stopped, its completion subscription closed, before this actor destroys QP, CQ and buffers in
- * the order rdma-core requires. It runs on the verbs dispatcher: destroying is slow.
+ * stopped, its completion subscription closed, before this actor destroys the QP and then hands
+ * the CQ to its poller to destroy, in the order rdma-core requires. It runs on the verbs dispatcher: destroying is slow.
  */
 final class CompletionQueueActor extends AbstractBehavior<CompletionQueueActor.Command> {
 
