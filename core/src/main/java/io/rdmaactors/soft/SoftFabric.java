@@ -185,6 +185,17 @@ public final class SoftFabric implements Fabric {
     }
 
     /** Runs later on the fabric's timer thread, unless the fabric closed meanwhile. */
+    /** The CM ids still open, for fault injection that names a connection by its addresses. */
+    List<CmId> liveCmIds() {
+        List<CmId> ids = new ArrayList<>();
+        for (SoftResource r : live) {
+            if (r instanceof SoftCmId id && !id.isClosed()) {
+                ids.add(id);
+            }
+        }
+        return ids;
+    }
+
     void schedule(Runnable task, long delayMs) {
         if (!closed) {
             try {

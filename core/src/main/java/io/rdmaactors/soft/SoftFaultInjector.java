@@ -9,7 +9,9 @@ import io.rdmaactors.verbs.EventChannel;
 import io.rdmaactors.verbs.FaultInjector;
 import io.rdmaactors.verbs.InvalidRequestException;
 import io.rdmaactors.verbs.QueuePair;
+import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Optional;
 
 /** The soft fabric's fault injection, for tests of every failure path. */
 final class SoftFaultInjector implements FaultInjector {
@@ -32,6 +34,13 @@ final class SoftFaultInjector implements FaultInjector {
         SoftPort port = soft(device).port(portNum, "restorePort");
         port.cut = false;
         port.device.raise(new AsyncEvent.PortEvent(AsyncEventType.PORT_ACTIVE, portNum));
+    }
+
+    @Override
+    public Optional<CmId> connection(InetSocketAddress local, InetSocketAddress remote) {
+        return fabric.liveCmIds().stream()
+                .filter(id -> local.equals(id.localAddress()) && remote.equals(id.remoteAddress()))
+                .findFirst();
     }
 
     @Override

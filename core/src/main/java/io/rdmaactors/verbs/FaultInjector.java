@@ -1,7 +1,9 @@
 package io.rdmaactors.verbs;
 
 import io.rdmaactors.cm.CmEventType;
+import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Optional;
 
 /** Failures a fabric can simulate on demand, for tests of failure paths. */
 public interface FaultInjector {
@@ -29,4 +31,10 @@ public interface FaultInjector {
 
     /** Removes the device: DEVICE_REMOVAL on its CM ids, DEVICE_FATAL, every QP to ERR. */
     void removeDevice(Device device);
+
+    /**
+     * The live CM id of the connection between these addresses, as its owner sees them (what an
+     * actor's Connected names), so faults can be aimed at a connection the caller holds no id of.
+     */
+    Optional<CmId> connection(InetSocketAddress local, InetSocketAddress remote);
 }

@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
+import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.Fabric;
 import io.rdmaactors.verbs.FaultInjector;
 import io.rdmaactors.verbs.ResourceKind;
@@ -71,6 +72,31 @@ public final class RdmaTestKit implements AutoCloseable {
     public FaultInjector faults() {
         return fabric.faults().orElseThrow(() -> new IllegalStateException(
                 "the " + fabric.provider() + " fabric has no fault injection"));
+    }
+
+    /**
+     * Kills the peer of the connection this {@code Connected} told of, as SIGKILL kills a process:
+     * this side hears Disconnected(PeerClosed) and every outstanding command fails; the peer's
+     * side hears nothing, as a dead process would not.
+     */
+    public void killPeer(RdmaProtocol.Connected connection) {
+        faults().killPeer(cmId(connection));
+    }
+
+    /** From now on the connection loses everything it carries, both ways: requests time out in error. */
+    public void dropConnection(RdmaProtocol.Connected connection) {
+        faults().dropConnection(cmId(connection));
+    }
+
+    /** The connection's next post fails with {@code errno}, as a device would refuse it. */
+    public void failNextPost(RdmaProtocol.Connected connection, int errno) {
+        faults().failNextPost(cmId(connection).queuePair(), errno);
+    }
+
+    private CmId cmId(RdmaProtocol.Connected connection) {
+        return faults().connection(connection.local(), connection.remote()).orElseThrow(() ->
+                new IllegalArgumentException("no live connection between " + connection.local() + " and "
+                        + connection.remote()));
     }
 
     public <T> TestProbe<T> probe() {

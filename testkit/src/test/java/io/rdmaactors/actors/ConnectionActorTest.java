@@ -144,7 +144,7 @@ class ConnectionActorTest {
             assertEquals(n, serverEvents.expectMessageClass(RdmaProtocol.Received.class, WAIT).data()[0]);
         }
         Connections.close(kit, new Connections.Pair(client.connection(), clientEvents, server.connection(),
-                serverEvents));
+                serverEvents, client, server));
         Connections.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
@@ -205,7 +205,7 @@ class ConnectionActorTest {
         assertEquals(33, clientEvents.expectMessageClass(RdmaProtocol.ReadCompleted.class, WAIT).data()[0]);
         RdmaProtocol.Connected server = serverEvents.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
         Connections.close(kit, new Connections.Pair(connected.connection(), clientEvents, server.connection(),
-                serverEvents));
+                serverEvents, connected, server));
         Connections.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }

@@ -25,7 +25,8 @@ final class Connections {
     }
 
     record Pair(ActorRef<ConnectionCommand> client, TestProbe<ConnectionEvent> clientEvents,
-                ActorRef<ConnectionCommand> server, TestProbe<ConnectionEvent> serverEvents) {
+                ActorRef<ConnectionCommand> server, TestProbe<ConnectionEvent> serverEvents,
+                RdmaProtocol.Connected clientConnected, RdmaProtocol.Connected serverConnected) {
     }
 
     private Connections() {
@@ -73,7 +74,7 @@ final class Connections {
         RdmaProtocol.Connected client = clientEvents.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
         assertPrivateData(serverData, client.privateData());
         RdmaProtocol.Connected server = serverEvents.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
-        return new Pair(client.connection(), clientEvents, server.connection(), serverEvents);
+        return new Pair(client.connection(), clientEvents, server.connection(), serverEvents, client, server);
     }
 
     static Pair connect(RdmaTestKit kit, Listener listener) {

@@ -1,0 +1,83 @@
+package io.rdmaactors.actors;
+
+import static io.rdmaactors.actors.Connections.WAIT;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
+import io.rdmaactors.testkit.RdmaTestKit;
+import java.net.InetSocketAddress;
+import java.util.HashSet;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The test kit aims faults at a connection by what its Connected said, as a user test holds it. */
+class ConnectionFaultsTest {
+
+    private RdmaTestKit kit;
+
+    @BeforeEach
+    void start() {
+        kit = RdmaTestKit.create();
+        Connections.assumeFaultInjection(kit);
+    }
+
+    @AfterEach
+    void stop() {
+        kit.close();
+    }
+
+    @Test
+    void aKilledPeerEndsTheConnectionPeerClosedWithEveryCommandAnsweredOnce() {
+        Connections.Listener listener = Connections.listen(kit, 4);
+        Connections.Pair pair = Connections.connect(kit, listener);
+        // the server's peer is the client: the server side sees it die
+        kit.killPeer(pair.serverConnected());
+        for (int n = 0; n < 10; n++) {
+            pair.server().tell(RdmaProtocol.Send.of(new byte[] {1}, n));
+        }
+        Set<Object> answered = new HashSet<>();
+        RdmaProtocol.Disconnected disconnected = null;
+        while (disconnected == null || answered.size() < 10) {
+            ConnectionEvent e = pair.serverEvents().receiveMessage(WAIT);
+            if (e instanceof RdmaProtocol.Disconnected d) {
+                disconnected = d;
+            } else if (e instanceof RdmaProtocol.CommandFailed f) {
+                answered.add(((RdmaProtocol.Send) f.command()).ack());
+            }
+        }
+        assertInstanceOf(RdmaProtocol.PeerClosed.class, disconnected.reason());
+        assertEquals(10, answered.size());
+        // the killed side heard nothing, as a dead process would not; its test ends it
+        pair.client().tell(new RdmaProtocol.Abort());
+        Connections.awaitDisconnected(pair.clientEvents());
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void aFailedPostIsAnsweredAndTheConnectionCarriesOn() {
+        Connections.Listener listener = Connections.listen(kit, 4);
+        Connections.Pair pair = Connections.connect(kit, listener);
+        kit.failNextPost(pair.clientConnected(), 12);
+        pair.client().tell(RdmaProtocol.Send.of(new byte[] {1}, "refused"));
+        RdmaProtocol.CommandFailed failed = pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class,
+                WAIT);
+        assertEquals("refused", ((RdmaProtocol.Send) failed.command()).ack());
+        pair.client().tell(RdmaProtocol.Send.of(new byte[] {2}, "carried"));
+        assertEquals("carried", pair.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT).token());
+        Connections.close(kit, pair);
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void aConnectionTheFabricDoesNotKnowIsATypedError() {
+        RdmaProtocol.Connected nowhere = new RdmaProtocol.Connected(null, new InetSocketAddress("127.0.0.1", 1),
+                new InetSocketAddress("127.0.0.1", 2), new byte[0]);
+        assertThrows(IllegalArgumentException.class, () -> kit.killPeer(nowhere));
+    }
+}
