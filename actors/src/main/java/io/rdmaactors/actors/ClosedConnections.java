@@ -95,8 +95,7 @@ final class ClosedConnections {
     }
 
     private static boolean isUserCommand(Object message) {
-        return message instanceof ConnectionCommand && !(message instanceof ConnectionActor.Internal)
-                && !(message instanceof QueuePairActor.Command);
+        return message instanceof ConnectionCommand && !(message instanceof ConnectionActor.Internal);
     }
 
     private static void answer(DeadLetter letter, ActorRef<CommandFailed> handler) {

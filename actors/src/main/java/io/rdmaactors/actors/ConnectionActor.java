@@ -44,7 +44,7 @@ import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
  */
 final class ConnectionActor {
 
-    /** What the library's own actors tell a connection; everything else is the handler's command. */
+    /** What the library's own actors tell a connection or its QP actor; everything else is the handler's command. */
     interface Internal extends ConnectionCommand {
     }
 

@@ -44,7 +44,7 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
 final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
 
     /** What the connection actor tells its QP actor. */
-    interface Command extends ConnectionCommand {
+    interface Command extends ConnectionActor.Internal {
     }
 
     /** The handler was told Connected: receives may be delivered from now on. */
@@ -113,18 +113,17 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         return buffers;
     }
 
-    /** Grows the receive slots by a chunk and posts it; false at the receive queue depth. */
-    private static boolean postNewReceives(QueuePair qp, RegisteredSlots receive) {
+    /** Grows the receive slots by a chunk and posts it; nothing at the receive queue depth. */
+    private static void postNewReceives(QueuePair qp, RegisteredSlots receive) {
         int first = receive.grow();
         if (first < 0) {
-            return false;
+            return;
         }
         ReceiveWorkRequest[] requests = new ReceiveWorkRequest[receive.allocated() - first];
         for (int i = 0; i < requests.length; i++) {
             requests[i] = receiveRequest(receive, first + i);
         }
         qp.postReceive(requests);
-        return true;
     }
 
     private static ReceiveWorkRequest receiveRequest(RegisteredSlots receive, int slot) {
@@ -150,8 +149,6 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private final List<DataCommand> pending = new ArrayList<>();
     /** Receives delivered in this poll, reposted together. */
     private final List<ReceiveWorkRequest> reposts = new ArrayList<>();
-    /** Send slots holding an outstanding command. */
-    private int inUse;
     private boolean flushScheduled;
     /** Polling again after completions; the CQ is re-armed when the spin ends. */
     private boolean spinning;
@@ -316,15 +313,10 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                 freeSlots.add(slot);
             }
         }
-        Integer slot = freeSlots.poll();
-        if (slot != null) {
-            inUse++;
-        }
-        return slot;
+        return freeSlots.poll();
     }
 
     private void releaseSlot(int slot) {
-        inUse--;
         freeSlots.addFirst(slot);
     }
 
@@ -482,6 +474,8 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
 
     private void resumeWhenRoom() {
         int capacity = buffers.send.capacity();
+        // registered slots not free hold outstanding commands; slots not yet registered are room too
+        int inUse = buffers.send.allocated() - freeSlots.size();
         if (writingSuspended && resumeRequested && capacity - inUse >= (capacity + 1) / 2) {
             writingSuspended = false;
             resumeRequested = false;

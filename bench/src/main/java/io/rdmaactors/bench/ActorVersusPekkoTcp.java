@@ -22,6 +22,7 @@ import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.io.Tcp;
 import org.apache.pekko.io.TcpMessage;
+import org.apache.pekko.japi.pf.ReceiveBuilder;
 import org.apache.pekko.util.ByteString;
 
 /**
@@ -301,18 +302,18 @@ public final class ActorVersusPekkoTcp {
         return await(result);
     }
 
-    /** Writes a message, reads until all of it came back, times that, repeats. */
-    static final class TcpPingPong extends AbstractActor {
-        private final InetSocketAddress remote;
-        private final ByteString message;
-        private final int count;
-        private final CompletableFuture<Histogram> result;
-        private final Histogram histogram = new Histogram(3_600_000_000L, 3);
-        private org.apache.pekko.actor.ActorRef connection;
-        private long start;
-        private int received;
+    /**
+     * A Pekko IO TCP client of one workload: connects, registers, runs the workload from
+     * {@link #connected()}, and fails its result on a refused command.
+     */
+    abstract static class TcpClient<R> extends AbstractActor {
+        final InetSocketAddress remote;
+        final ByteString message;
+        final int count;
+        final CompletableFuture<R> result;
+        org.apache.pekko.actor.ActorRef connection;
 
-        TcpPingPong(InetSocketAddress remote, int size, int count, CompletableFuture<Histogram> result) {
+        TcpClient(InetSocketAddress remote, int size, int count, CompletableFuture<R> result) {
             this.remote = remote;
             this.message = ByteString.fromArray(new byte[size]);
             this.count = count;
@@ -324,14 +325,41 @@ public final class ActorVersusPekkoTcp {
             Tcp.get(getContext().getSystem()).manager().tell(TcpMessage.connect(remote), getSelf());
         }
 
-        @Override
-        public Receive createReceive() {
-            return receiveBuilder()
+        abstract void connected();
+
+        /** The workload's own messages, then what every client handles alike. */
+        Receive receive(ReceiveBuilder workload) {
+            return workload
                     .match(Tcp.Connected.class, c -> {
                         connection = getSender();
                         connection.tell(TcpMessage.register(getSelf()), getSelf());
-                        ping();
+                        connected();
                     })
+                    .match(Tcp.CommandFailed.class, f -> result.completeExceptionally(
+                            new IllegalStateException("tcp: " + f)))
+                    .match(Tcp.ConnectionClosed.class, c -> getContext().stop(getSelf()))
+                    .build();
+        }
+    }
+
+    /** Writes a message, reads until all of it came back, times that, repeats. */
+    static final class TcpPingPong extends TcpClient<Histogram> {
+        private final Histogram histogram = new Histogram(3_600_000_000L, 3);
+        private long start;
+        private int received;
+
+        TcpPingPong(InetSocketAddress remote, int size, int count, CompletableFuture<Histogram> result) {
+            super(remote, size, count, result);
+        }
+
+        @Override
+        void connected() {
+            ping();
+        }
+
+        @Override
+        public Receive createReceive() {
+            return receive(receiveBuilder()
                     .match(Tcp.Received.class, r -> {
                         received += r.data().size();
                         if (received < message.size()) {
@@ -345,11 +373,7 @@ public final class ActorVersusPekkoTcp {
                         } else {
                             ping();
                         }
-                    })
-                    .match(Tcp.CommandFailed.class, f -> result.completeExceptionally(
-                            new IllegalStateException("tcp: " + f)))
-                    .match(Tcp.ConnectionClosed.class, c -> getContext().stop(getSelf()))
-                    .build();
+                    }));
         }
 
         private void ping() {
@@ -359,38 +383,25 @@ public final class ActorVersusPekkoTcp {
     }
 
     /** Announces the total, then writes one message per ack; times until the sink's answer. */
-    static final class TcpStream extends AbstractActor {
-        private final InetSocketAddress remote;
-        private final ByteString message;
-        private final int count;
-        private final CompletableFuture<Double> result;
-        private org.apache.pekko.actor.ActorRef connection;
+    static final class TcpStream extends TcpClient<Double> {
         private long start;
         private int sent;
 
         TcpStream(InetSocketAddress remote, int size, int count, CompletableFuture<Double> result) {
-            this.remote = remote;
-            this.message = ByteString.fromArray(new byte[size]);
-            this.count = count;
-            this.result = result;
+            super(remote, size, count, result);
         }
 
         @Override
-        public void preStart() {
-            Tcp.get(getContext().getSystem()).manager().tell(TcpMessage.connect(remote), getSelf());
+        void connected() {
+            start = System.nanoTime();
+            ByteString total = ByteString.fromArray(ByteBuffer.allocate(8)
+                    .putLong((long) count * message.size()).array());
+            connection.tell(TcpMessage.write(total, Written.INSTANCE), getSelf());
         }
 
         @Override
         public Receive createReceive() {
-            return receiveBuilder()
-                    .match(Tcp.Connected.class, c -> {
-                        connection = getSender();
-                        connection.tell(TcpMessage.register(getSelf()), getSelf());
-                        start = System.nanoTime();
-                        ByteString total = ByteString.fromArray(ByteBuffer.allocate(8)
-                                .putLong((long) count * message.size()).array());
-                        connection.tell(TcpMessage.write(total, Written.INSTANCE), getSelf());
-                    })
+            return receive(receiveBuilder()
                     .match(Written.class, w -> {
                         if (sent < count) {
                             sent++;
@@ -400,11 +411,7 @@ public final class ActorVersusPekkoTcp {
                     .match(Tcp.Received.class, r -> {
                         result.complete((System.nanoTime() - start) / 1e9);
                         connection.tell(TcpMessage.close(), getSelf());
-                    })
-                    .match(Tcp.CommandFailed.class, f -> result.completeExceptionally(
-                            new IllegalStateException("tcp: " + f)))
-                    .match(Tcp.ConnectionClosed.class, c -> getContext().stop(getSelf()))
-                    .build();
+                    }));
         }
     }
 
