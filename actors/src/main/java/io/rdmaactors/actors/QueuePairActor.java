@@ -473,10 +473,13 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     }
 
     private void resumeWhenRoom() {
+        if (!writingSuspended || !resumeRequested) {
+            return;
+        }
         int capacity = buffers.send.capacity();
         // registered slots not free hold outstanding commands; slots not yet registered are room too
         int inUse = buffers.send.allocated() - freeSlots.size();
-        if (writingSuspended && resumeRequested && capacity - inUse >= (capacity + 1) / 2) {
+        if (capacity - inUse >= (capacity + 1) / 2) {
             writingSuspended = false;
             resumeRequested = false;
             handler.tell(new RdmaProtocol.WritingResumed());
