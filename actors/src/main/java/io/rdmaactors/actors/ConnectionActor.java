@@ -25,7 +25,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
-import java.util.Map;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -56,7 +55,12 @@ final class ConnectionActor {
     record Async(AsyncEvent event) implements Internal {
     }
 
-    record QueuePairDrained() implements Internal {
+    /** The QP actor answered everything outstanding; {@code failure}: its first error completion, or null. */
+    record QueuePairDrained(RdmaProtocol.WorkRequestFailed failure) implements Internal {
+    }
+
+    /** Everything sent before a graceful close has completed. */
+    record QueuePairQuiesced() implements Internal {
     }
 
     /** A work request failed: the QP is in ERR and the connection is over. */
@@ -132,7 +136,7 @@ final class ConnectionActor {
             c.handler = connect.handler();
             c.remote = connect.remote();
             ctx.watchWith(connect.handler(), new HandlerTerminated());
-            Duration timeout = connect.timeout() == null ? settings.connectTimeout() : connect.timeout();
+            Duration timeout = connect.timeout().orElse(settings.connectTimeout());
             timers.startSingleTimer(TIMER, new TimedOut(), timeout);
             // stopping from setup runs no PostStop: the id is closed here
             if (connect.remote().isUnresolved()) {
@@ -447,23 +451,12 @@ final class ConnectionActor {
                             QpAttributes.of().migrationState(MigrationState.MIGRATED)));
                     return Behaviors.same();
                 })
-                .onMessage(RdmaProtocol.Disconnect.class, d -> {
-                    closing = new RdmaProtocol.Closed();
-                    disconnectQuietly();
-                    timers.startSingleTimer(TIMER, new TimedOut(), settings.connectTimeout());
-                    return closing();
-                })
-                .onMessage(RdmaProtocol.Abort.class, a -> closeWith(new RdmaProtocol.Closed()))
-                .onMessage(HandlerTerminated.class, t -> closeWith(new RdmaProtocol.ErrorClosed(
-                        new IllegalStateException("the connection's handler terminated"))))
-                .onMessage(SharedReceived.class, r -> {
-                    if (connectedPending != null) {
-                        beforeConnected.add(r.received());
-                    } else {
-                        handler.tell(r.received());
-                    }
-                    return Behaviors.same();
-                })
+                .onMessage(RdmaProtocol.Close.class, c -> quiescing(new RdmaProtocol.Closed()))
+                .onMessage(RdmaProtocol.ConfirmedClose.class, c -> quiescing(new RdmaProtocol.ConfirmedClosed()))
+                .onMessage(RdmaProtocol.Abort.class, a -> closeWith(new RdmaProtocol.Aborted()))
+                .onMessage(HandlerTerminated.class, t -> closeWith(handlerTerminated()))
+                .onMessage(RdmaProtocol.Register.class, this::onRegister)
+                .onMessage(SharedReceived.class, this::onSharedReceived)
                 .onMessage(Cm.class, m -> onCmWhileOpen(m.event()))
                 .onMessage(QueuePairFailed.class, f -> closeWith(new RdmaProtocol.ErrorClosed(f.cause())))
                 .onMessage(Async.class, a -> onAsync(a.event()))
@@ -475,6 +468,27 @@ final class ConnectionActor {
                 })
                 .onSignal(PostStop.class, s -> release())
                 .build();
+    }
+
+    private static RdmaProtocol.ErrorClosed handlerTerminated() {
+        return new RdmaProtocol.ErrorClosed(new IllegalStateException("the connection's handler terminated"));
+    }
+
+    /** The QP actor took the new handler already; events from here go to it too, and its death ends the connection. */
+    private Behavior<ConnectionCommand> onRegister(RdmaProtocol.Register r) {
+        ctx.unwatch(handler);
+        handler = r.handler();
+        ctx.watchWith(handler, new HandlerTerminated());
+        return Behaviors.same();
+    }
+
+    private Behavior<ConnectionCommand> onSharedReceived(SharedReceived r) {
+        if (connectedPending != null) {
+            beforeConnected.add(r.received());
+        } else {
+            handler.tell(r.received());
+        }
+        return Behaviors.same();
     }
 
     /** Data and flow commands sent here rather than to the QP actor Connected named. */
@@ -525,14 +539,26 @@ final class ConnectionActor {
 
     // ------------------------------------------------------------------ closing
 
-    /** Disconnect sent: wait for the peer's answer (or the CM timeout), then drain. */
-    private Behavior<ConnectionCommand> closing() {
+    /**
+     * Close or ConfirmedClose: what the handler sent before completes first (the connection still
+     * receives meanwhile), then the disconnect. A QP that never quiesces is disconnected after the
+     * connect timeout anyway.
+     */
+    private Behavior<ConnectionCommand> quiescing(DisconnectReason reason) {
+        closing = reason;
+        toQueuePair(new QueuePairActor.Quiesce());
+        timers.startSingleTimer(TIMER, new TimedOut(), settings.connectTimeout());
         return Behaviors.receive(ConnectionCommand.class)
+                .onMessage(QueuePairQuiesced.class, q -> disconnecting())
+                .onMessage(TimedOut.class, t -> disconnecting())
                 .onMessage(Cm.class, m -> m.event() instanceof CmEvent.Disconnected
-                        || m.event() instanceof CmEvent.DeviceRemoval ? closeWith(closing) : Behaviors.same())
-                .onMessage(TimedOut.class, t -> closeWith(closing))
-                .onMessage(RdmaProtocol.Abort.class, a -> closeWith(closing))
-                .onMessage(HandlerTerminated.class, t -> closeWith(closing))
+                        || m.event() instanceof CmEvent.DeviceRemoval ? closeWith(reason) : Behaviors.same())
+                .onMessage(QueuePairFailed.class, f -> closeWith(new RdmaProtocol.ErrorClosed(f.cause())))
+                .onMessage(RdmaProtocol.Abort.class, a -> closeWith(new RdmaProtocol.Aborted()))
+                .onMessage(HandlerTerminated.class, t -> closeWith(handlerTerminated()))
+                .onMessage(RdmaProtocol.Register.class, this::onRegister)
+                .onMessage(SharedReceived.class, this::onSharedReceived)
+                .onMessage(Async.class, a -> onAsync(a.event()))
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
                 .onMessage(Internal.class, i -> Behaviors.same())
                 .onMessage(ConnectionCommand.class, this::refuseWhileClosing)
@@ -540,7 +566,37 @@ final class ConnectionActor {
                 .build();
     }
 
-    /** The one way out of an open connection: drain every outstanding request, tell the handler, stop. */
+    /** Quiesced: Close ends now; ConfirmedClose waits for the peer's answer (or the CM timeout). */
+    private Behavior<ConnectionCommand> disconnecting() {
+        if (closing instanceof RdmaProtocol.Closed) {
+            return closeWith(closing);
+        }
+        disconnectQuietly();
+        timers.startSingleTimer(TIMER, new TimedOut(), settings.connectTimeout());
+        return confirming();
+    }
+
+    /** Disconnect sent: wait for the peer's answer (or the CM timeout), then drain. */
+    private Behavior<ConnectionCommand> confirming() {
+        return Behaviors.receive(ConnectionCommand.class)
+                .onMessage(Cm.class, m -> m.event() instanceof CmEvent.Disconnected
+                        || m.event() instanceof CmEvent.DeviceRemoval ? closeWith(closing) : Behaviors.same())
+                .onMessage(TimedOut.class, t -> closeWith(closing))
+                .onMessage(RdmaProtocol.Abort.class, a -> closeWith(new RdmaProtocol.Aborted()))
+                .onMessage(HandlerTerminated.class, t -> closeWith(closing))
+                .onMessage(RdmaProtocol.Register.class, this::onRegister)
+                .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
+                .onMessage(Internal.class, i -> Behaviors.same())
+                .onMessage(ConnectionCommand.class, this::refuseWhileClosing)
+                .onSignal(PostStop.class, s -> release())
+                .build();
+    }
+
+    /**
+     * The one way out of an open connection: drain every outstanding request, tell the handler, stop.
+     * An error completion found by the drain decides the reason, so a connection whose own request
+     * failed ends as ErrorClosed however the peer's disconnect raced it.
+     */
     private Behavior<ConnectionCommand> closeWith(DisconnectReason reason) {
         timers.cancel(TIMER);
         closing = reason;
@@ -552,9 +608,11 @@ final class ConnectionActor {
         toQueuePair(new QueuePairActor.Drain());
         return Behaviors.receive(ConnectionCommand.class)
                 .onMessage(QueuePairDrained.class, d -> {
-                    tellDisconnected(reason);
+                    tellDisconnected(d.failure() != null && !(reason instanceof RdmaProtocol.ErrorClosed)
+                            ? new RdmaProtocol.ErrorClosed(d.failure()) : reason);
                     return Behaviors.<ConnectionCommand>stopped();
                 })
+                .onMessage(RdmaProtocol.Register.class, this::onRegister)
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
                 .onMessage(Internal.class, i -> Behaviors.same())
                 .onMessage(ConnectionCommand.class, this::refuseWhileClosing)

@@ -22,6 +22,7 @@ import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.util.ByteString;
 
 /**
  * A multicast group member: a UDP-port-space CM id, its UD QP, CQ, buffers and the group's address
@@ -156,11 +157,11 @@ final class MulticastActor {
         }
         try {
             int base = slot * settings.bufferSize();
-            if (send.data().length > settings.bufferSize()) {
-                throw new IllegalArgumentException(send.data().length + " bytes exceed the buffer size");
+            if (send.data().size() > settings.bufferSize()) {
+                throw new IllegalArgumentException(send.data().size() + " bytes exceed the buffer size");
             }
-            sendBuffers.buffer().put(base, send.data());
-            qp.postSend(SendWorkRequest.send(slot, sendBuffers.sge(base, send.data().length))
+            sendBuffers.buffer().put(base, send.data().toArrayUnsafe());
+            qp.postSend(SendWorkRequest.send(slot, sendBuffers.sge(base, send.data().size()))
                     .to(group, destination.qpNum(), destination.qkey()));
             acks[slot] = send;
         } catch (RuntimeException e) {
@@ -182,7 +183,8 @@ final class MulticastActor {
                     if (wc.isSuccess()) {
                         byte[] data = new byte[wc.byteLen() - GRH_BYTES];
                         memory.get(slot * slotSize + GRH_BYTES, data);
-                        join.handler().tell(new RdmaProtocol.MulticastReceived(data, wc.srcQp()));
+                        join.handler().tell(new RdmaProtocol.MulticastReceived(ByteString.fromArrayUnsafe(data),
+                                wc.srcQp()));
                         qp.postReceive(ReceiveWorkRequest.of(wc.wrId(), receiveBuffers.sge(slot * slotSize, slotSize)));
                     }
                 } else {

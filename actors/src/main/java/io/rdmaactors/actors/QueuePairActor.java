@@ -30,16 +30,19 @@ import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.util.ByteString;
 
 /**
  * Owns a connection's QP and its registered buffers, and consumes its CQ. It is the connection's
  * data path: the handler's data commands come here straight (its {@code Connected} names this
  * actor), and control commands go on to the connection actor. The data commands of one mailbox
- * run are posted as one work request list (one doorbell), never more than the send queue holds (a
- * full queue refuses with WritingSuspended until half of it is free again). Completions are polled
- * in batches when the device's completion poller says the CQ fired, and again for
- * {@code completion-spin} after that before the CQ is re-armed. Every command is answered exactly
- * once: on its completion, on its flush, or when the connection closes first.
+ * run are posted as one work request list (one doorbell), never more than the send queue holds;
+ * beyond that they wait in the write queue, in order, and are posted as completions free the send
+ * queue. Only when the write queue is full too is a command refused, with WritingSuspended (Pekko
+ * IO's NACK protocol). Completions are polled in batches when the device's completion poller says
+ * the CQ fired, and again for {@code completion-spin} after that before the CQ is re-armed. Every
+ * command is answered exactly once: on its completion, on its flush, or when the connection closes
+ * first.
  */
 final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
 
@@ -56,6 +59,10 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
 
     /** The connection is closing: poll what is left, fail what is still outstanding, report back. */
     record Drain() implements Command {
+    }
+
+    /** A graceful close: refuse new data commands, report Quiesced once everything sent has completed. */
+    record Quiesce() implements Command {
     }
 
     /** Posts the data commands gathered since the last flush; it follows them in the mailbox. */
@@ -140,10 +147,17 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private final long spinNanos;
     private final WorkCompletion[] batch = new WorkCompletion[32];
     private final Buffers buffers;
-    private final ActorRef<ConnectionEvent> handler;
+    private ActorRef<ConnectionEvent> handler;
     private final ActorRef<ConnectionCommand> connection;
     private final DataCommand[] outstanding;
     private final ArrayDeque<Integer> freeSlots = new ArrayDeque<>();
+    /** Data commands waiting for room in the send queue, oldest first; at most writeQueueLimit beyond that room. */
+    private final ArrayDeque<DataCommand> writeQueue = new ArrayDeque<>();
+    private final int writeQueueLimit;
+    /** The first error completion other than a flush: it decides how the connection ended. */
+    private RdmaProtocol.WorkRequestFailed failure;
+    /** The connection waits for a graceful close: tell it Quiesced once nothing is outstanding. */
+    private boolean quiescing;
     private final ArrayDeque<Held> held = new ArrayDeque<>();
     /** Data commands of this mailbox run, posted together by the Flush that follows them. */
     private final List<DataCommand> pending = new ArrayList<>();
@@ -187,6 +201,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         this.connection = connection;
         this.spinNanos = settings.completionSpin().toNanos();
         this.outstanding = new DataCommand[buffers.send.capacity()];
+        this.writeQueueLimit = settings.writeQueue();
         this.completions = completions;
         completions.route(ctx.getSelf(), new Notified(), ChannelFailed::new);
         completions.rearm();
@@ -220,13 +235,25 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                     return this;
                 })
                 .onMessage(ModifyPath.class, this::onModifyPath)
+                .onMessage(Quiesce.class, q -> {
+                    flush();
+                    closing = true;
+                    quiescing = true;
+                    reportQuiesced();
+                    return this;
+                })
                 .onMessage(Drain.class, d -> {
                     pollAll();
                     failPending("the connection closed");
                     failOutstanding("the connection closed");
                     closed = true;
                     closing = true;
-                    connection.tell(new ConnectionActor.QueuePairDrained());
+                    connection.tell(new ConnectionActor.QueuePairDrained(failure));
+                    return this;
+                })
+                .onMessage(RdmaProtocol.Register.class, r -> {
+                    handler = r.handler();
+                    connection.tell(r);
                     return this;
                 })
                 .onMessage(ConnectionCommand.class, this::toConnection)
@@ -242,7 +269,8 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     /** Control belongs to the connection actor; what the handler sent before it is posted first. */
     private Behavior<ConnectionCommand> toConnection(ConnectionCommand command) {
         flush();
-        if (command instanceof RdmaProtocol.Disconnect || command instanceof RdmaProtocol.Abort) {
+        if (command instanceof RdmaProtocol.Close || command instanceof RdmaProtocol.ConfirmedClose
+                || command instanceof RdmaProtocol.Abort) {
             closing = true;
         }
         connection.tell(command);
@@ -262,22 +290,41 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         return this;
     }
 
-    /** Posts what is pending as one list; a request the QP refuses fails alone, the rest are posted. */
+    /**
+     * Queues what this mailbox run brought, in order, and posts as much of the write queue as the
+     * send queue has room for. Until the handler's ResumeWriting is answered everything is
+     * refused, so a stream the handler resends keeps its order.
+     */
     private void flush() {
         flushScheduled = false;
-        if (pending.isEmpty()) {
+        for (DataCommand command : pending) {
+            if (writingSuspended || writeQueue.size() >= writeQueueLimit + room()) {
+                refuseFull(command);
+            } else {
+                writeQueue.add(command);
+            }
+        }
+        pending.clear();
+        postQueued();
+    }
+
+    /** Free send queue entries: registered slots not in use, and slots not yet registered. */
+    private int room() {
+        return buffers.send.capacity() - (buffers.send.allocated() - freeSlots.size());
+    }
+
+    /** Posts the head of the write queue as one list; a request the QP refuses fails alone, the rest are posted. */
+    private void postQueued() {
+        int n = Math.min(room(), writeQueue.size());
+        if (n == 0) {
             return;
         }
-        SendWorkRequest[] requests = new SendWorkRequest[pending.size()];
-        int[] slots = new int[pending.size()];
+        SendWorkRequest[] requests = new SendWorkRequest[n];
+        int[] slots = new int[n];
         int count = 0;
-        for (DataCommand command : pending) {
-            // until the handler's ResumeWriting is answered everything is refused, so a resent stream keeps its order
-            Integer slot = writingSuspended ? null : takeSlot();
-            if (slot == null) {
-                refuseFull(command);
-                continue;
-            }
+        for (int i = 0; i < n; i++) {
+            DataCommand command = writeQueue.poll();
+            int slot = takeSlot();
             try {
                 requests[count] = request(command, slot);
             } catch (RuntimeException e) {
@@ -288,7 +335,6 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             outstanding[slot] = command;
             slots[count++] = slot;
         }
-        pending.clear();
         for (int from = 0; from < count; ) {
             try {
                 qp.postSend(from == 0 && count == requests.length ? requests : Arrays.copyOfRange(requests, from, count));
@@ -305,15 +351,15 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         }
     }
 
-    /** A free send slot, registering more while the queue depth allows; null when the queue is full. */
-    private Integer takeSlot() {
+    /** A free send slot, registering more while the queue depth allows; only called when room() > 0. */
+    private int takeSlot() {
         if (freeSlots.isEmpty()) {
             int first = buffers.send.grow();
             for (int slot = first; first >= 0 && slot < buffers.send.allocated(); slot++) {
                 freeSlots.add(slot);
             }
         }
-        return freeSlots.poll();
+        return freeSlots.remove();
     }
 
     private void releaseSlot(int slot) {
@@ -322,7 +368,8 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
 
     private void refuseFull(DataCommand command) {
         handler.tell(new CommandFailed(command, new QueueFullException("ibv_post_send",
-                "the send queue holds " + buffers.send.capacity() + " requests")));
+                "the send queue holds " + buffers.send.capacity() + " requests and the write queue "
+                        + writeQueueLimit + " (rdma-actors.write-queue)")));
         if (!writingSuspended) {
             writingSuspended = true;
             handler.tell(new RdmaProtocol.WritingSuspended());
@@ -340,6 +387,15 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         flushScheduled = false;
         pending.forEach(c -> handler.tell(new CommandFailed(c, new ConnectionClosed(why))));
         pending.clear();
+        writeQueue.forEach(c -> handler.tell(new CommandFailed(c, new ConnectionClosed(why))));
+        writeQueue.clear();
+    }
+
+    private void reportQuiesced() {
+        if (quiescing && writeQueue.isEmpty() && room() == buffers.send.capacity()) {
+            quiescing = false;
+            connection.tell(new ConnectionActor.QueuePairQuiesced());
+        }
     }
 
     private Behavior<ConnectionCommand> onNotified() {
@@ -398,7 +454,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         }
         if (command instanceof RdmaProtocol.Write w) {
             ScatterGatherElement sge = copyIn(slot, w.data());
-            long remote = w.target().at(w.offset(), w.data().length);
+            long remote = w.target().at(w.offset(), w.data().size());
             return w.immediate() == null ? SendWorkRequest.write(slot, remote, w.target().rkey(), sge)
                     : SendWorkRequest.writeWithImmediate(slot, w.immediate(), remote, w.target().rkey(), sge);
         }
@@ -416,10 +472,11 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                 c.swap(), buffers.send.sge(slot, 8));
     }
 
-    private ScatterGatherElement copyIn(int slot, byte[] data) {
-        checkFits(data.length);
-        buffers.send.memory(slot).put(buffers.send.offset(slot), data);
-        return buffers.send.sge(slot, data.length);
+    /** The one copy a send makes: into its registered slot (a compact ByteString lends its array). */
+    private ScatterGatherElement copyIn(int slot, ByteString data) {
+        checkFits(data.size());
+        buffers.send.memory(slot).put(buffers.send.offset(slot), data.toArrayUnsafe());
+        return buffers.send.sge(slot, data.size());
     }
 
     private void checkFits(int length) {
@@ -452,7 +509,9 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         } while (n == batch.length);
         repostReceives();
         growReceives(receives);
+        postQueued();
         resumeWhenRoom();
+        reportQuiesced();
         return total;
     }
 
@@ -477,9 +536,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             return;
         }
         int capacity = buffers.send.capacity();
-        // registered slots not free hold outstanding commands; slots not yet registered are room too
-        int inUse = buffers.send.allocated() - freeSlots.size();
-        if (capacity - inUse >= (capacity + 1) / 2) {
+        if (writeQueue.isEmpty() && room() >= (capacity + 1) / 2) {
             writingSuspended = false;
             resumeRequested = false;
             handler.tell(new RdmaProtocol.WritingResumed());
@@ -495,18 +552,17 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         outstanding[slot] = null;
         releaseSlot(slot);
         if (!wc.isSuccess()) {
-            RdmaProtocol.WorkRequestFailed failure = new RdmaProtocol.WorkRequestFailed(wc.status());
-            handler.tell(new CommandFailed(command, failure));
-            if (wc.status() != WcStatus.WR_FLUSH_ERR) {
+            RdmaProtocol.WorkRequestFailed failed = new RdmaProtocol.WorkRequestFailed(wc.status());
+            handler.tell(new CommandFailed(command, failed));
+            if (wc.status() != WcStatus.WR_FLUSH_ERR && failure == null) {
                 // an error completion leaves the QP in ERR: the connection cannot carry anything more
-                connection.tell(new ConnectionActor.QueuePairFailed(failure));
+                failure = failed;
+                connection.tell(new ConnectionActor.QueuePairFailed(failed));
             }
             return;
         }
         if (command instanceof RdmaProtocol.Read) {
-            byte[] data = new byte[wc.byteLen()];
-            buffers.send.memory(slot).get(buffers.send.offset(slot), data);
-            handler.tell(new RdmaProtocol.ReadCompleted(command.ack(), data));
+            handler.tell(new RdmaProtocol.ReadCompleted(command.ack(), copyOut(buffers.send, slot, wc.byteLen())));
         } else if (command instanceof RdmaProtocol.FetchAdd || command instanceof RdmaProtocol.CompareSwap) {
             handler.tell(new RdmaProtocol.AtomicCompleted(command.ack(),
                     buffers.send.memory(slot).getLong(buffers.send.offset(slot))));
@@ -530,12 +586,17 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     }
 
     private void deliver(Held h) {
-        byte[] data = new byte[h.length()];
-        buffers.receive.memory(h.slot()).get(buffers.receive.offset(h.slot()), data);
-        handler.tell(new RdmaProtocol.Received(data, h.immediate()));
+        handler.tell(new RdmaProtocol.Received(copyOut(buffers.receive, h.slot(), h.length()), h.immediate()));
         if (!closed) {
             reposts.add(receiveRequest(buffers.receive, h.slot()));
         }
+    }
+
+    /** The one copy a receive makes: out of its slot, which is reposted, into a ByteString that owns it. */
+    static ByteString copyOut(RegisteredSlots slots, int slot, int length) {
+        byte[] data = new byte[length];
+        slots.memory(slot).get(slots.offset(slot), data);
+        return ByteString.fromArrayUnsafe(data);
     }
 
     /** Reposts the receives delivered since the last call, as one list. */

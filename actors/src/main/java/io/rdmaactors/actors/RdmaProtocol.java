@@ -7,8 +7,10 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.util.ByteString;
 
 /**
  * The user protocol of rdma-actors, in one place, shaped after Pekko IO's {@code Tcp}: commands to
@@ -43,22 +45,62 @@ public final class RdmaProtocol {
         public Listen(InetSocketAddress bind, ActorRef<ListenerEvent> handler, int backlog) {
             this(bind, handler, backlog, false);
         }
+
+        /** Listens with a backlog of 128 and a receive queue per connection. */
+        public static Listen on(InetSocketAddress bind, ActorRef<ListenerEvent> handler) {
+            return new Listen(bind, handler, 128, false);
+        }
+
+        /** The same listener, its connections receiving from one shared receive queue. */
+        public Listen withSharedReceiveQueue() {
+            return new Listen(bind, handler, backlog, true);
+        }
     }
 
     /**
-     * Connects to {@code remote}, offering up to 56 bytes of private data; the handler gets
-     * {@link Connected} or {@link ConnectFailed} within {@code timeout}.
+     * Connects to {@code remote}, offering up to 56 bytes of private data (a {@link RemoteRegion}
+     * fits); the handler gets {@link Connected} or {@link ConnectFailed} within {@code timeout},
+     * which {@link #to} leaves to {@code rdma-actors.connect-timeout}.
      */
     public record Connect(InetSocketAddress remote, ActorRef<ConnectionEvent> handler, byte[] privateData,
-                          Duration timeout) implements ManagerCommand {
+                          Optional<Duration> timeout) implements ManagerCommand {
+        /** rdma_connect carries at most this many bytes of private data on RC (IB CM REQ). */
+        public static final int MAX_PRIVATE_DATA = 56;
+
         public Connect {
             Objects.requireNonNull(remote, "remote");
             Objects.requireNonNull(handler, "handler");
-            if (timeout != null && (timeout.isNegative() || timeout.isZero())) {
-                throw new IllegalArgumentException("timeout must be positive (null: rdma-actors.connect-timeout)");
-            }
-            privateData = privateData == null ? new byte[0] : privateData.clone();
+            Objects.requireNonNull(timeout, "timeout");
+            timeout.ifPresent(t -> {
+                if (t.isNegative() || t.isZero()) {
+                    throw new IllegalArgumentException("timeout must be positive: " + t);
+                }
+            });
+            privateData = checkedPrivateData(privateData, MAX_PRIVATE_DATA, "Connect");
         }
+
+        public static Connect to(InetSocketAddress remote, ActorRef<ConnectionEvent> handler) {
+            return new Connect(remote, handler, null, Optional.empty());
+        }
+
+        public Connect withPrivateData(byte[] data) {
+            return new Connect(remote, handler, data, timeout);
+        }
+
+        public Connect withTimeout(Duration after) {
+            return new Connect(remote, handler, privateData, Optional.of(after));
+        }
+    }
+
+    private static byte[] checkedPrivateData(byte[] data, int max, String command) {
+        if (data == null) {
+            return new byte[0];
+        }
+        if (data.length > max) {
+            throw new IllegalArgumentException(command + " carries at most " + max + " bytes of private data, not "
+                    + data.length);
+        }
+        return data.clone();
     }
 
     /**
@@ -121,16 +163,36 @@ public final class RdmaProtocol {
 
     /** Accepts a requested connection with up to 196 bytes of private data; {@code handler} gets its events. */
     public record Accept(ActorRef<ConnectionEvent> handler, byte[] privateData) implements ConnectionCommand {
+        /** IB CM REP's private data. */
+        public static final int MAX_PRIVATE_DATA = 196;
+
         public Accept {
             Objects.requireNonNull(handler, "handler");
-            privateData = privateData == null ? new byte[0] : privateData.clone();
+            privateData = checkedPrivateData(privateData, MAX_PRIVATE_DATA, "Accept");
+        }
+
+        public static Accept with(ActorRef<ConnectionEvent> handler) {
+            return new Accept(handler, null);
         }
     }
 
     /** Rejects a requested connection with up to 148 bytes of private data. */
     public record Reject(byte[] privateData) implements ConnectionCommand {
+        /** IB CM REJ's private data. */
+        public static final int MAX_PRIVATE_DATA = 148;
+
         public Reject {
-            privateData = privateData == null ? new byte[0] : privateData.clone();
+            privateData = checkedPrivateData(privateData, MAX_PRIVATE_DATA, "Reject");
+        }
+    }
+
+    /**
+     * Hands the connection to another handler: every event after this one goes to {@code handler},
+     * which is watched instead of the old one (Pekko IO's {@code Register}).
+     */
+    public record Register(ActorRef<ConnectionEvent> handler) implements ConnectionCommand {
+        public Register {
+            Objects.requireNonNull(handler, "handler");
         }
     }
 
@@ -140,23 +202,54 @@ public final class RdmaProtocol {
         Object ack();
     }
 
-    /** A two-sided send into the peer's next receive; {@code immediate} may be null. */
-    public record Send(byte[] data, Integer immediate, Object ack) implements DataCommand {
+    /**
+     * A two-sided send into the peer's next receive, arriving there as one {@link Received};
+     * {@code immediate} may be null. Up to {@code buffer-size} bytes; with an {@code ack}, answered
+     * with {@link Acked} once the peer has it.
+     */
+    public record Send(ByteString data, Integer immediate, Object ack) implements DataCommand {
         public Send {
-            data = Objects.requireNonNull(data, "data").clone();
+            Objects.requireNonNull(data, "data");
         }
 
-        public static Send of(byte[] data, Object ack) {
+        public static Send of(ByteString data) {
+            return new Send(data, null, null);
+        }
+
+        public static Send of(ByteString data, Object ack) {
             return new Send(data, null, ack);
+        }
+
+        /** Copies {@code data}: the array may change after this returns. */
+        public static Send of(byte[] data, Object ack) {
+            return new Send(ByteString.fromArray(data), null, ack);
+        }
+
+        public Send withImmediate(int value) {
+            return new Send(data, value, ack);
         }
     }
 
     /** An RDMA write into an exported region; with {@code immediate} it also consumes a peer receive. */
-    public record Write(RemoteRegion target, long offset, byte[] data, Integer immediate, Object ack)
+    public record Write(RemoteRegion target, long offset, ByteString data, Integer immediate, Object ack)
             implements DataCommand {
         public Write {
             Objects.requireNonNull(target, "target");
-            data = Objects.requireNonNull(data, "data").clone();
+            Objects.requireNonNull(data, "data");
+            target.at(offset, data.size());
+        }
+
+        public static Write of(RemoteRegion target, long offset, ByteString data, Object ack) {
+            return new Write(target, offset, data, null, ack);
+        }
+
+        /** Copies {@code data}: the array may change after this returns. */
+        public static Write of(RemoteRegion target, long offset, byte[] data, Object ack) {
+            return new Write(target, offset, ByteString.fromArray(data), null, ack);
+        }
+
+        public Write withImmediate(int value) {
+            return new Write(target, offset, data, value, ack);
         }
     }
 
@@ -167,6 +260,11 @@ public final class RdmaProtocol {
             if (length < 0) {
                 throw new IllegalArgumentException("length must not be negative: " + length);
             }
+            source.at(offset, length);
+        }
+
+        public static Read of(RemoteRegion source, long offset, int length, Object ack) {
+            return new Read(source, offset, length, ack);
         }
     }
 
@@ -174,6 +272,7 @@ public final class RdmaProtocol {
     public record FetchAdd(RemoteRegion target, long offset, long add, Object ack) implements DataCommand {
         public FetchAdd {
             Objects.requireNonNull(target, "target");
+            target.at(offset, 8);
         }
     }
 
@@ -182,6 +281,7 @@ public final class RdmaProtocol {
             implements DataCommand {
         public CompareSwap {
             Objects.requireNonNull(target, "target");
+            target.at(offset, 8);
         }
     }
 
@@ -207,8 +307,9 @@ public final class RdmaProtocol {
 
     /**
      * After {@link WritingSuspended}, asks to be told {@link WritingResumed} once the send queue has
-     * room again. Every data command the handler sent before this one was refused, so resending the
-     * refused ones now keeps the stream in order (Pekko IO's NACK-based back-pressure).
+     * room again. Every data command the handler sent since the suspension was refused, so resending
+     * the refused ones now keeps the stream in order (Pekko IO's NACK-based back-pressure). Only a
+     * handler that fills the send queue and the write queue ({@code rdma-actors.write-queue}) sees it.
      */
     public record ResumeWriting() implements ConnectionCommand {
     }
@@ -220,11 +321,21 @@ public final class RdmaProtocol {
     public record ResumeReading() implements ConnectionCommand {
     }
 
-    /** Closes gracefully: outstanding requests complete or fail, then {@link Disconnected}. */
-    public record Disconnect() implements ConnectionCommand {
+    /**
+     * Closes gracefully: what was sent before completes (or fails) first, then the connection
+     * disconnects without waiting for the peer, and the handler gets {@code Disconnected(Closed)}.
+     */
+    public record Close() implements ConnectionCommand {
     }
 
-    /** Closes at once: outstanding requests fail, then {@link Disconnected}. */
+    /**
+     * As {@link Close}, but ends only once the peer confirmed the disconnect (its DREP, or the CM's
+     * timeout): {@code Disconnected(ConfirmedClosed)}.
+     */
+    public record ConfirmedClose() implements ConnectionCommand {
+    }
+
+    /** Closes at once: outstanding requests fail, then {@code Disconnected(Aborted)}. */
     public record Abort() implements ConnectionCommand {
     }
 
@@ -273,13 +384,14 @@ public final class RdmaProtocol {
     public record ConnectFailed(InetSocketAddress remote, ConnectFailure reason) implements ConnectionEvent {
     }
 
-    public record Received(byte[] data, Integer immediate) implements ConnectionEvent {
+    /** One message from the peer: a Send's bytes, or none for a write with immediate. */
+    public record Received(ByteString data, Integer immediate) implements ConnectionEvent {
     }
 
     public record Acked(Object token) implements ConnectionEvent {
     }
 
-    public record ReadCompleted(Object token, byte[] data) implements ConnectionEvent {
+    public record ReadCompleted(Object token, ByteString data) implements ConnectionEvent {
     }
 
     public record AtomicCompleted(Object token, long original) implements ConnectionEvent {
@@ -290,7 +402,10 @@ public final class RdmaProtocol {
             implements ConnectionEvent, ListenerEvent, MulticastEvent {
     }
 
-    /** The send queue was full: every data command is refused until {@link ResumeWriting} is answered. */
+    /**
+     * The send queue and the write queue were full: every data command is refused until
+     * {@link ResumeWriting} is answered.
+     */
     public record WritingSuspended() implements ConnectionEvent {
     }
 
@@ -316,11 +431,22 @@ public final class RdmaProtocol {
     public record PeerClosed() implements DisconnectReason {
     }
 
-    /** This side disconnected or aborted. */
+    /** This side's {@link Close}. */
     public record Closed() implements DisconnectReason {
     }
 
-    /** The connection failed: device removal, a fatal QP error, the handler's death. */
+    /** This side's {@link ConfirmedClose}, the peer's confirmation received. */
+    public record ConfirmedClosed() implements DisconnectReason {
+    }
+
+    /** This side's {@link Abort}. */
+    public record Aborted() implements DisconnectReason {
+    }
+
+    /**
+     * The connection failed: an error completion (the first one's {@link WorkRequestFailed}, even
+     * when the peer's disconnect arrived first), a fatal QP event, device removal, the handler's death.
+     */
     public record ErrorClosed(Throwable cause) implements DisconnectReason {
     }
 
@@ -331,9 +457,14 @@ public final class RdmaProtocol {
     }
 
     /** Sends one datagram (up to the buffer size and the path MTU) to every other member of the group. */
-    public record SendToGroup(byte[] data, Object ack) implements MulticastCommand {
+    public record SendToGroup(ByteString data, Object ack) implements MulticastCommand {
         public SendToGroup {
-            data = Objects.requireNonNull(data, "data").clone();
+            Objects.requireNonNull(data, "data");
+        }
+
+        /** Copies {@code data}: the array may change after this returns. */
+        public static SendToGroup of(byte[] data, Object ack) {
+            return new SendToGroup(ByteString.fromArray(data), ack);
         }
     }
 
@@ -347,7 +478,7 @@ public final class RdmaProtocol {
     }
 
     /** A datagram from the group, its 40-byte global routing header removed. */
-    public record MulticastReceived(byte[] data, int sourceQpn) implements MulticastEvent {
+    public record MulticastReceived(ByteString data, int sourceQpn) implements MulticastEvent {
     }
 
     public record MulticastSent(Object ack) implements MulticastEvent {

@@ -1,10 +1,12 @@
 package io.rdmaactors.actors;
 
 import java.nio.ByteBuffer;
+import org.apache.pekko.util.ByteString;
 
 /**
- * Memory a peer exported for RDMA: its address, length and rkey. The wire encoding (20 bytes, big
- * endian: address, length, rkey) is stable, so a region can travel in private data or a message.
+ * Memory a peer exported for RDMA: its address, length and rkey, what {@code Export} answers with.
+ * To let the peer in, send it: in Accept or Connect private data ({@link #toBytes}) or as a message
+ * ({@link #toByteString}); the wire encoding (20 bytes, big endian: address, length, rkey) is stable.
  */
 public record RemoteRegion(long address, long length, int rkey) {
 
@@ -14,8 +16,17 @@ public record RemoteRegion(long address, long length, int rkey) {
         return ByteBuffer.allocate(ENCODED_BYTES).putLong(address).putLong(length).putInt(rkey).array();
     }
 
+    public ByteString toByteString() {
+        return ByteString.fromArrayUnsafe(toBytes());
+    }
+
     public static RemoteRegion fromBytes(byte[] bytes) {
         return fromBytes(ByteBuffer.wrap(bytes));
+    }
+
+    /** A region sent as a message, e.g. a {@code Received}'s data. */
+    public static RemoteRegion fromBytes(ByteString bytes) {
+        return fromBytes(bytes.asByteBuffer());
     }
 
     /** Reads one region at the buffer's position, advancing it. */

@@ -20,6 +20,7 @@ import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.util.ByteString;
 
 /**
  * A shared receive queue for every connection a listener accepts (the multi-QP server): owns the
@@ -207,7 +208,7 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
                 if (wc.isSuccess()) {
                     byte[] data = new byte[wc.byteLen()];
                     memory.get(slot * slotSize, data);
-                    RdmaProtocol.Received received = new RdmaProtocol.Received(data,
+                    RdmaProtocol.Received received = new RdmaProtocol.Received(ByteString.fromArrayUnsafe(data),
                             wc.hasImmediate() ? wc.immData() : null);
                     ActorRef<RdmaProtocol.ConnectionCommand> connection = byQp.get(wc.qpNum());
                     if (connection != null) {

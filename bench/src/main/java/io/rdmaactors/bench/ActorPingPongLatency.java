@@ -71,8 +71,7 @@ public final class ActorPingPongLatency {
                         .onMessage(RdmaProtocol.Listening.class, listening -> {
                             ActorRef<RdmaProtocol.ConnectionEvent> client = l.spawn(
                                     client(new byte[size], warmup, rtt, done), "client");
-                            Rdma.get(l.getSystem()).manager().tell(new RdmaProtocol.Connect(
-                                    listening.localAddress(), client, null, STEP));
+                            Rdma.get(l.getSystem()).manager().tell(RdmaProtocol.Connect.to(listening.localAddress(), client).withTimeout(STEP));
                             return Behaviors.same();
                         })
                         .onMessage(RdmaProtocol.ConnectionRequested.class, r -> {
@@ -108,7 +107,7 @@ public final class ActorPingPongLatency {
                     .onMessage(RdmaProtocol.Connected.class, c -> {
                         connection[0] = c.connection();
                         start[0] = System.nanoTime();
-                        EchoSinkPeer.connection(connection[0]).tell(new RdmaProtocol.Send(message, null, null));
+                        EchoSinkPeer.connection(connection[0]).tell(RdmaProtocol.Send.of(message, null));
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.Received.class, r -> {
@@ -118,11 +117,11 @@ public final class ActorPingPongLatency {
                             rtt[i - warmup] = now - start[0];
                         }
                         if (count[0] == warmup + rtt.length) {
-                            EchoSinkPeer.connection(connection[0]).tell(new RdmaProtocol.Disconnect());
+                            EchoSinkPeer.connection(connection[0]).tell(new RdmaProtocol.Close());
                             done.complete(null);
                         } else {
                             start[0] = System.nanoTime();
-                            EchoSinkPeer.connection(connection[0]).tell(new RdmaProtocol.Send(message, null, null));
+                            EchoSinkPeer.connection(connection[0]).tell(RdmaProtocol.Send.of(message, null));
                         }
                         return Behaviors.same();
                     })

@@ -184,8 +184,7 @@ public final class ActorVersusPekkoTcp {
     }
 
     private void connect(ActorRef<RdmaProtocol.ConnectionEvent> client, int port) {
-        Rdma.get(system).manager().tell(new RdmaProtocol.Connect(new InetSocketAddress("127.0.0.1", port), client,
-                null, null));
+        Rdma.get(system).manager().tell(RdmaProtocol.Connect.to(new InetSocketAddress("127.0.0.1", port), client));
     }
 
     private Histogram rdmaPingPong(int size, int count) throws Exception {
@@ -199,17 +198,17 @@ public final class ActorVersusPekkoTcp {
                     .onMessage(RdmaProtocol.Connected.class, c -> {
                         peer[0] = c.connection();
                         start[0] = System.nanoTime();
-                        EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Send(message, null, null));
+                        EchoSinkPeer.connection(peer[0]).tell(RdmaProtocol.Send.of(message, null));
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.Received.class, r -> {
                         h.recordValue(System.nanoTime() - start[0]);
                         if (h.getTotalCount() == count) {
-                            EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Disconnect());
+                            EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Close());
                             result.complete(h);
                         } else {
                             start[0] = System.nanoTime();
-                            EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Send(message, null, null));
+                            EchoSinkPeer.connection(peer[0]).tell(RdmaProtocol.Send.of(message, null));
                         }
                         return Behaviors.same();
                     })
@@ -241,31 +240,31 @@ public final class ActorVersusPekkoTcp {
                         peer[0] = c.connection();
                         start[0] = System.nanoTime();
                         while (sent[0] < Math.min(WINDOW, count)) {
-                            EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Send(message, null, sent[0]++));
+                            EchoSinkPeer.connection(peer[0]).tell(RdmaProtocol.Send.of(message, sent[0]++));
                         }
                         if (sent[0] == count) {
-                            EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Send(new byte[1], 1, null));
+                            EchoSinkPeer.connection(peer[0]).tell(RdmaProtocol.Send.of(new byte[1], null).withImmediate(1));
                         }
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.Acked.class, a -> {
                         if (sent[0] < count) {
-                            EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Send(message, null, sent[0]++));
+                            EchoSinkPeer.connection(peer[0]).tell(RdmaProtocol.Send.of(message, sent[0]++));
                             if (sent[0] == count) {
                                 // the end marker follows the last message on the same queue pair, in order
-                                EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Send(new byte[1], 1, null));
+                                EchoSinkPeer.connection(peer[0]).tell(RdmaProtocol.Send.of(new byte[1], null).withImmediate(1));
                             }
                         }
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.Received.class, r -> {
-                        long delivered = ByteBuffer.wrap(r.data()).getLong();
+                        long delivered = r.data().asByteBuffer().getLong();
                         if (delivered != count) {
                             result.completeExceptionally(new IllegalStateException(
                                     "the sink counted " + delivered + " of " + count));
                         }
                         result.complete((System.nanoTime() - start[0]) / 1e9);
-                        EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Disconnect());
+                        EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Close());
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.CommandFailed.class, f -> {

@@ -273,8 +273,7 @@ public final class ActorVersusVerbs {
                         .onMessage(RdmaProtocol.Listening.class, l -> {
                             ActorRef<RdmaProtocol.ConnectionEvent> c = listenCtx.spawn(
                                     client.apply(result), "client");
-                            Rdma.get(listenCtx.getSystem()).manager().tell(new RdmaProtocol.Connect(
-                                    l.localAddress(), c, null, STEP));
+                            Rdma.get(listenCtx.getSystem()).manager().tell(RdmaProtocol.Connect.to(l.localAddress(), c).withTimeout(STEP));
                             return Behaviors.same();
                         })
                         .onMessage(RdmaProtocol.ConnectionRequested.class, r -> {
@@ -304,14 +303,14 @@ public final class ActorVersusVerbs {
                     .onMessage(RdmaProtocol.Connected.class, c -> {
                         connection.set(c.connection());
                         start[0] = System.nanoTime();
-                        connection.get().tell(new RdmaProtocol.Send(message, null, null));
+                        connection.get().tell(RdmaProtocol.Send.of(message, null));
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.Received.class, r -> {
                         if (++count[0] == ROUND_TRIPS) {
                             result.complete((System.nanoTime() - start[0]) / 1000.0 / ROUND_TRIPS);
                         } else {
-                            connection.get().tell(new RdmaProtocol.Send(message, null, null));
+                            connection.get().tell(RdmaProtocol.Send.of(message, null));
                         }
                         return Behaviors.same();
                     })
@@ -345,13 +344,13 @@ public final class ActorVersusVerbs {
                         start[0] = System.nanoTime();
                         received.thenAccept(end -> result.complete(STREAMED / ((end - start[0]) / 1e9)));
                         for (; sent[0] < WINDOW; sent[0]++) {
-                            connection.get().tell(new RdmaProtocol.Send(message, null, sent[0]));
+                            connection.get().tell(RdmaProtocol.Send.of(message, sent[0]));
                         }
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.Acked.class, a -> {
                         if (sent[0] < STREAMED) {
-                            connection.get().tell(new RdmaProtocol.Send(message, null, sent[0]++));
+                            connection.get().tell(RdmaProtocol.Send.of(message, sent[0]++));
                         }
                         return Behaviors.same();
                     })

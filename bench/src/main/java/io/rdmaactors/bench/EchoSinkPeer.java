@@ -119,7 +119,7 @@ public final class EchoSinkPeer {
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.Received.class, r -> {
-                        connection(peer[0]).tell(new RdmaProtocol.Send(r.data(), null, null));
+                        connection(peer[0]).tell(RdmaProtocol.Send.of(r.data(), null));
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.Disconnected.class, d -> Behaviors.stopped())
@@ -140,8 +140,7 @@ public final class EchoSinkPeer {
                     })
                     .onMessage(RdmaProtocol.Received.class, r -> {
                         if (r.immediate() != null) {
-                            connection(peer[0]).tell(new RdmaProtocol.Send(
-                                    ByteBuffer.allocate(8).putLong(count[0]).array(), null, null));
+                            connection(peer[0]).tell(RdmaProtocol.Send.of(ByteBuffer.allocate(8).putLong(count[0]).array(), null));
                             count[0] = 0;
                         } else {
                             count[0]++;

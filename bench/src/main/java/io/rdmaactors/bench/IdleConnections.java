@@ -283,7 +283,7 @@ public final class IdleConnections {
     private static Behavior<RdmaProtocol.ConnectionEvent> rdmaClient(InetSocketAddress server, Runnable onConnected,
                                                                     CompletableFuture<Void> all) {
         return Behaviors.setup(ctx -> {
-            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Connect(server, ctx.getSelf(), null, null));
+            Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(server, ctx.getSelf()));
             return Behaviors.receive(RdmaProtocol.ConnectionEvent.class)
                     .onMessage(RdmaProtocol.Connected.class, c -> {
                         onConnected.run();

@@ -69,8 +69,8 @@ public final class ActorPingPong implements Callable<Integer> {
                                                      int echoed, boolean reports, Program.Result result) {
         return Behaviors.receive(ConnectionEvent.class)
                 .onMessage(RdmaProtocol.Received.class, r -> {
-                    if (r.data().length != bytes) {
-                        return result.failed("server: " + r.data().length + " bytes received, " + bytes + " announced");
+                    if (r.data().size() != bytes) {
+                        return result.failed("server: " + r.data().size() + " bytes received, " + bytes + " announced");
                     }
                     connected.connection().tell(RdmaProtocol.Send.of(r.data(), null));
                     return echoing(connected, rounds, bytes, echoed + 1, reports, result);
@@ -92,8 +92,7 @@ public final class ActorPingPong implements Callable<Integer> {
 
     private Behavior<ConnectionEvent> client(InetSocketAddress server, Program.Result result) {
         return Behaviors.setup(ctx -> {
-            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Connect(server, ctx.getSelf(),
-                    Payload.ints(count, size), Program.CONNECT_TIMEOUT));
+            Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(server, ctx.getSelf()).withPrivateData(Payload.ints(count, size)).withTimeout(Program.CONNECT_TIMEOUT));
             return Behaviors.receive(ConnectionEvent.class)
                     .onMessage(RdmaProtocol.Connected.class, c -> {
                         Report report = new Report();
@@ -115,7 +114,7 @@ public final class ActorPingPong implements Callable<Integer> {
                     long now = System.nanoTime();
                     report.record(now - sent);
                     progress.advance();
-                    if (verify ? Payload.check(r.data(), size) != round : r.data().length != size) {
+                    if (verify ? Payload.check(r.data(), size) != round : r.data().size() != size) {
                         progress.close();
                         return result.failed("client: round trip " + round + " came back wrong");
                     }
@@ -125,7 +124,7 @@ public final class ActorPingPong implements Callable<Integer> {
                     }
                     progress.close();
                     long elapsed = now - start;
-                    connection.tell(new RdmaProtocol.Disconnect());
+                    connection.tell(new RdmaProtocol.Close());
                     return Behaviors.receive(ConnectionEvent.class)
                             .onMessage(RdmaProtocol.Disconnected.class, d -> {
                                 result.succeed(String.format("%s: %d round trips of %d bytes, %s: mean round trip"

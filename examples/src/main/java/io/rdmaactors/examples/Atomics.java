@@ -144,8 +144,7 @@ public final class Atomics implements Callable<Integer> {
             super(ctx);
             this.guardian = guardian;
             this.result = result;
-            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Connect(server, ctx.getSelf(), null,
-                    Program.CONNECT_TIMEOUT));
+            Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(server, ctx.getSelf()).withTimeout(Program.CONNECT_TIMEOUT));
         }
 
         @Override
@@ -180,7 +179,7 @@ public final class Atomics implements Callable<Integer> {
                         if (originals.size() < 2 * count) {
                             compareSwap(a.original() == expected ? expected + 1 : a.original());
                         } else {
-                            connection.tell(new RdmaProtocol.Disconnect());
+                            connection.tell(new RdmaProtocol.Close());
                         }
                         return this;
                     })

@@ -123,8 +123,7 @@ public final class Blast implements Callable<Integer> {
             super(ctx);
             this.result = result;
             this.window = 2 * Rdma.get(ctx.getSystem()).settings().sendQueueDepth();
-            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Connect(server, ctx.getSelf(),
-                    Payload.ints(count, size), Program.CONNECT_TIMEOUT));
+            Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(server, ctx.getSelf()).withPrivateData(Payload.ints(count, size)).withTimeout(Program.CONNECT_TIMEOUT));
         }
 
         @Override
@@ -191,7 +190,7 @@ public final class Blast implements Callable<Integer> {
             if (Payload.first(r.data()) != count) {
                 return result.failed("client: the server counted " + Payload.first(r.data()) + " of " + count);
             }
-            connection.tell(new RdmaProtocol.Disconnect());
+            connection.tell(new RdmaProtocol.Close());
             return Behaviors.receive(ConnectionEvent.class)
                     .onMessage(RdmaProtocol.Acked.class, a -> {
                         acked++;

@@ -121,12 +121,12 @@ public final class Multicast implements Callable<Integer> {
             return Behaviors.receive(MulticastEvent.class)
                     .onMessage(RdmaProtocol.Joined.class, j -> {
                         ActorRef<MulticastCommand> endpoint = j.endpoint();
-                        endpoint.tell(new RdmaProtocol.SendToGroup(Payload.of(0, size), 0));
+                        endpoint.tell(RdmaProtocol.SendToGroup.of(Payload.of(0, size), 0));
                         return Behaviors.receive(MulticastEvent.class)
                                 .onMessage(RdmaProtocol.MulticastSent.class, s -> {
                                     int sent = (Integer) s.ack() + 1;
                                     endpoint.tell(sent < count
-                                            ? new RdmaProtocol.SendToGroup(Payload.of(sent, size), sent)
+                                            ? RdmaProtocol.SendToGroup.of(Payload.of(sent, size), sent)
                                             : new RdmaProtocol.Leave());
                                     return Behaviors.same();
                                 })

@@ -156,8 +156,7 @@ public final class PathMigration implements Callable<Integer> {
             super(ctx);
             this.cutPrimaryPort = cutPrimaryPort;
             this.result = result;
-            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Connect(server, ctx.getSelf(), null,
-                    Program.CONNECT_TIMEOUT));
+            Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(server, ctx.getSelf()).withTimeout(Program.CONNECT_TIMEOUT));
         }
 
         @Override
@@ -220,7 +219,7 @@ public final class PathMigration implements Callable<Integer> {
 
         private Behavior<ConnectionEvent> finishWhenDone() {
             if (acked == count && ackedAtMigration >= 0 && serverDone) {
-                connection.tell(new RdmaProtocol.Disconnect());
+                connection.tell(new RdmaProtocol.Close());
             }
             return this;
         }

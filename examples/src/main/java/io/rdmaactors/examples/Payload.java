@@ -1,6 +1,7 @@
 package io.rdmaactors.examples;
 
 import java.nio.ByteBuffer;
+import org.apache.pekko.util.ByteString;
 
 /**
  * Message contents every program can check byte for byte: a 4-byte sequence number, then a
@@ -39,6 +40,10 @@ final class Payload {
         return seq;
     }
 
+    static int check(ByteString data, int size) {
+        return check(data.toArrayUnsafe(), size);
+    }
+
     /** Two ints, for private data and short replies. */
     static byte[] ints(int a, int b) {
         return ByteBuffer.allocate(8).putInt(a).putInt(b).array();
@@ -50,5 +55,13 @@ final class Payload {
 
     static int second(byte[] twoInts) {
         return ByteBuffer.wrap(twoInts).getInt(4);
+    }
+
+    static int first(ByteString twoInts) {
+        return twoInts.asByteBuffer().getInt(0);
+    }
+
+    static int second(ByteString twoInts) {
+        return twoInts.asByteBuffer().getInt(4);
     }
 }

@@ -97,8 +97,7 @@ public final class RdmaReadWrite implements Callable<Integer> {
 
     private Behavior<ConnectionEvent> client(InetSocketAddress server, Program.Result result) {
         return Behaviors.setup(ctx -> {
-            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Connect(server, ctx.getSelf(), null,
-                    Program.CONNECT_TIMEOUT));
+            Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(server, ctx.getSelf()).withTimeout(Program.CONNECT_TIMEOUT));
             return Behaviors.receive(ConnectionEvent.class)
                     .onMessage(RdmaProtocol.Connected.class, c -> awaitingRegion(c.connection(), result))
                     .onAnyMessage(e -> result.unexpected("client", e))
@@ -110,7 +109,7 @@ public final class RdmaReadWrite implements Callable<Integer> {
         return Behaviors.receive(ConnectionEvent.class)
                 .onMessage(RdmaProtocol.Received.class, r -> {
                     RemoteRegion region = RemoteRegion.fromBytes(r.data());
-                    connection.tell(new RdmaProtocol.Write(region, 0, Payload.of(0, size), null, "write"));
+                    connection.tell(RdmaProtocol.Write.of(region, 0, Payload.of(0, size), "write"));
                     connection.tell(new RdmaProtocol.Read(region, 0, size, "read"));
                     return transferring(connection, region, result);
                 })
@@ -127,15 +126,15 @@ public final class RdmaReadWrite implements Callable<Integer> {
                     if (Payload.check(r.data(), size) != 0) {
                         return result.failed("client: the block read back differs from the block written");
                     }
-                    connection.tell(new RdmaProtocol.Write(region, size, Payload.of(1, size), 2 * size, "imm"));
+                    connection.tell(RdmaProtocol.Write.of(region, size, Payload.of(1, size), "imm").withImmediate(2 * size));
                     return Behaviors.same();
                 })
                 .onMessage(RdmaProtocol.Acked.class, a -> a.token().equals("imm"), a -> Behaviors.same())
                 .onMessage(RdmaProtocol.Received.class, r -> {
-                    if (r.data().length != 1 || r.data()[0] != VERIFIED) {
+                    if (r.data().size() != 1 || r.data().apply(0) != VERIFIED) {
                         return result.failed("client: the server did not confirm its memory");
                     }
-                    connection.tell(new RdmaProtocol.Disconnect());
+                    connection.tell(new RdmaProtocol.Close());
                     return Behaviors.same();
                 })
                 .onMessage(RdmaProtocol.Disconnected.class, d -> {

@@ -96,9 +96,9 @@ public final class SrqServer implements Callable<Integer> {
                     int[] next = {0};
                     return Behaviors.receive(ConnectionEvent.class)
                             .onMessage(RdmaProtocol.Received.class, r -> {
-                                ByteBuffer m = ByteBuffer.wrap(r.data());
-                                int from = r.data().length == 8 ? m.getInt() : -1;
-                                int seq = r.data().length == 8 ? m.getInt() : -1;
+                                ByteBuffer m = r.data().asByteBuffer();
+                                int from = r.data().size() == 8 ? m.getInt() : -1;
+                                int seq = r.data().size() == 8 ? m.getInt() : -1;
                                 if (from != client || seq != next[0]) {
                                     return result.failed("the connection of client " + client + " expected message "
                                             + next[0] + ", got message " + seq + " of client " + from);
@@ -120,8 +120,7 @@ public final class SrqServer implements Callable<Integer> {
     private Behavior<ConnectionEvent> client(InetSocketAddress server, int id, ActorRef<Msg> guardian,
                                              Program.Result result) {
         return Behaviors.setup(ctx -> {
-            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Connect(server, ctx.getSelf(),
-                    Payload.ints(id, messages), Program.CONNECT_TIMEOUT));
+            Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(server, ctx.getSelf()).withPrivateData(Payload.ints(id, messages)).withTimeout(Program.CONNECT_TIMEOUT));
             return Behaviors.receive(ConnectionEvent.class)
                     .onMessage(RdmaProtocol.Connected.class, c -> {
                         ActorRef<ConnectionCommand> connection = c.connection();
@@ -144,7 +143,7 @@ public final class SrqServer implements Callable<Integer> {
                                     if (Payload.first(r.data()) != id || Payload.second(r.data()) != messages) {
                                         return result.failed("client " + id + ": the agent confirmed the wrong count");
                                     }
-                                    connection.tell(new RdmaProtocol.Disconnect());
+                                    connection.tell(new RdmaProtocol.Close());
                                     return Behaviors.same();
                                 })
                                 .onMessage(RdmaProtocol.Disconnected.class, d -> {

@@ -8,13 +8,13 @@ import io.rdmaactors.actors.RdmaProtocol.ListenerCommand;
 import io.rdmaactors.actors.RdmaProtocol.ListenerEvent;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.concurrent.Callable;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PreRestart;
 import org.apache.pekko.actor.typed.SupervisorStrategy;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.util.ByteString;
 import org.slf4j.event.Level;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -34,7 +34,7 @@ public final class SupervisedServer implements Callable<Integer> {
     private static final int ROUNDS = 5;
     private static final int SIZE = 64;
     /** What a client sends to make its session handler fail; no echo is ever this short. */
-    private static final byte[] DIE = {'d', 'i', 'e'};
+    private static final ByteString DIE = ByteString.fromString("die");
 
     @Mixin
     RdmaFlags flags;
@@ -150,7 +150,7 @@ public final class SupervisedServer implements Callable<Integer> {
         return Behaviors.receive(ConnectionEvent.class)
                 .onMessage(RdmaProtocol.Connected.class, c -> Behaviors.receive(ConnectionEvent.class)
                         .onMessage(RdmaProtocol.Received.class, r -> {
-                            if (Arrays.equals(r.data(), DIE)) {
+                            if (r.data().equals(DIE)) {
                                 throw new IllegalStateException("the client asked this session handler to die");
                             }
                             c.connection().tell(RdmaProtocol.Send.of(r.data(), null));
@@ -166,8 +166,7 @@ public final class SupervisedServer implements Callable<Integer> {
                                              ActorRef<Msg> guardian) {
         return Behaviors.setup(ctx -> {
             String name = ctx.getSelf().path().name();
-            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Connect(server, ctx.getSelf(), null,
-                    Program.CONNECT_TIMEOUT));
+            Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(server, ctx.getSelf()).withTimeout(Program.CONNECT_TIMEOUT));
             int[] round = {0};
             return Behaviors.receive(ConnectionEvent.class)
                     .onMessage(RdmaProtocol.Connected.class, c -> {
@@ -181,9 +180,9 @@ public final class SupervisedServer implements Callable<Integer> {
                                     if (++round[0] < ROUNDS) {
                                         connection.tell(RdmaProtocol.Send.of(Payload.of(round[0], SIZE), null));
                                     } else if (killHandler) {
-                                        connection.tell(RdmaProtocol.Send.of(DIE, null));
+                                        connection.tell(RdmaProtocol.Send.of(DIE));
                                     } else {
-                                        connection.tell(new RdmaProtocol.Disconnect());
+                                        connection.tell(new RdmaProtocol.Close());
                                     }
                                     return Behaviors.same();
                                 })

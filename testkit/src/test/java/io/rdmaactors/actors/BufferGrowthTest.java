@@ -44,7 +44,7 @@ class BufferGrowthTest {
         for (int n = 0; n < DEPTH; n++) {
             RdmaProtocol.Received r = assertInstanceOf(RdmaProtocol.Received.class,
                     pair.serverEvents().receiveMessage(WAIT));
-            assertEquals(n, ByteBuffer.wrap(r.data()).getInt(), "delivered in order");
+            assertEquals(n, r.data().asByteBuffer().getInt(), "delivered in order");
         }
         assertEquals(DEPTH, pair.clientEvents().receiveSeveralMessages(DEPTH, WAIT).stream()
                 .filter(RdmaProtocol.Acked.class::isInstance).count());

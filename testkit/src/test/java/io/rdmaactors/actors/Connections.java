@@ -64,8 +64,7 @@ final class Connections {
 
     static Pair connect(RdmaTestKit kit, Listener listener, byte[] clientData, byte[] serverData) {
         TestProbe<ConnectionEvent> clientEvents = kit.probe();
-        kit.manager().tell(new RdmaProtocol.Connect(listener.listening().localAddress(), clientEvents.getRef(),
-                clientData, WAIT));
+        kit.manager().tell(RdmaProtocol.Connect.to(listener.listening().localAddress(), clientEvents.getRef()).withPrivateData(clientData).withTimeout(WAIT));
         RdmaProtocol.ConnectionRequested request = listener.bind()
                 .expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
         assertPrivateData(clientData, request.privateData());
@@ -83,7 +82,7 @@ final class Connections {
 
     /** Disconnects a pair and waits until both sides are gone and nothing is left registered. */
     static void close(RdmaTestKit kit, Pair pair) {
-        pair.client().tell(new RdmaProtocol.Disconnect());
+        pair.client().tell(new RdmaProtocol.Close());
         awaitDisconnected(pair.clientEvents());
         awaitDisconnected(pair.serverEvents());
     }

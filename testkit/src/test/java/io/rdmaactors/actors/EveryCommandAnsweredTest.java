@@ -40,12 +40,10 @@ class EveryCommandAnsweredTest {
         InetSocketAddress somewhere = kit.address(1);
         assertTrue(assertThrows(NullPointerException.class, () -> new RdmaProtocol.Listen(somewhere, null, 1))
                 .getMessage().contains("handler"));
-        assertTrue(assertThrows(NullPointerException.class, () -> new RdmaProtocol.Connect(null, events.getRef(),
-                null, null)).getMessage().contains("remote"));
-        assertThrows(IllegalArgumentException.class, () -> new RdmaProtocol.Connect(somewhere, events.getRef(), null,
-                Duration.ZERO));
+        assertTrue(assertThrows(NullPointerException.class, () -> RdmaProtocol.Connect.to(null, events.getRef())).getMessage().contains("remote"));
+        assertThrows(IllegalArgumentException.class, () -> RdmaProtocol.Connect.to(somewhere, events.getRef()).withTimeout(Duration.ZERO));
         assertThrows(NullPointerException.class, () -> new RdmaProtocol.Accept(null, null));
-        assertThrows(NullPointerException.class, () -> RdmaProtocol.Send.of(null, 1));
+        assertThrows(NullPointerException.class, () -> RdmaProtocol.Send.of((byte[]) null, 1));
         assertThrows(IllegalArgumentException.class, () -> new RdmaProtocol.Read(new RemoteRegion(0, 8, 1), 0, -1,
                 null));
         TestProbe<RdmaProtocol.Exported> exported = kit.probe();
@@ -56,27 +54,27 @@ class EveryCommandAnsweredTest {
     @Test
     void anUnresolvableHostFailsTheConnectWithAnAddressErrorAndLeaksNothing() {
         TestProbe<ConnectionEvent> events = kit.probe();
-        kit.manager().tell(new RdmaProtocol.Connect(InetSocketAddress.createUnresolved("no.such.host.invalid", 7471),
-                events.getRef(), null, WAIT));
+        kit.manager().tell(RdmaProtocol.Connect.to(InetSocketAddress.createUnresolved("no.such.host.invalid", 7471), events.getRef()).withTimeout(WAIT));
         RdmaProtocol.ConnectFailed failed = events.expectMessageClass(RdmaProtocol.ConnectFailed.class, WAIT);
         assertInstanceOf(RdmaProtocol.AddressError.class, failed.reason());
         kit.awaitNoLeaks(WAIT);
     }
 
     @Test
-    void commandsBeforeAcceptAndABadRejectAnswerTheListenersHandler() {
+    void commandsBeforeAcceptAnswerTheListenersHandler() {
         Connections.Listener listener = Connections.listen(kit, 4);
         TestProbe<ConnectionEvent> client = kit.probe();
-        kit.manager().tell(new RdmaProtocol.Connect(listener.listening().localAddress(), client.getRef(), null, WAIT));
+        kit.manager().tell(RdmaProtocol.Connect.to(listener.listening().localAddress(), client.getRef()).withTimeout(WAIT));
         RdmaProtocol.ConnectionRequested request = listener.bind()
                 .expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
         RdmaProtocol.Send early = RdmaProtocol.Send.of(new byte[] {1}, "early");
         request.connection().tell(early);
         assertSame(early, listener.bind().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
-        RdmaProtocol.Reject tooLong = new RdmaProtocol.Reject(new byte[149]);
-        request.connection().tell(tooLong);
-        assertSame(tooLong, listener.bind().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
-        // the request is still refused, so the client hears it
+        request.connection().tell(new RdmaProtocol.Close());
+        assertInstanceOf(RdmaProtocol.Close.class,
+                listener.bind().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        request.connection().tell(new RdmaProtocol.Reject(null));
+        // the request is refused, so the client hears it
         assertInstanceOf(RdmaProtocol.Rejected.class,
                 client.expectMessageClass(RdmaProtocol.ConnectFailed.class, WAIT).reason());
         Connections.unbind(listener);
@@ -102,10 +100,10 @@ class EveryCommandAnsweredTest {
     void commandsAfterDisconnectAreRefusedNotLost() {
         Connections.Listener listener = Connections.listen(kit, 4);
         Connections.Pair pair = Connections.connect(kit, listener);
-        pair.client().tell(new RdmaProtocol.Disconnect());
+        pair.client().tell(new RdmaProtocol.Close());
         RdmaProtocol.Send late = RdmaProtocol.Send.of(new byte[] {1}, "late");
         pair.client().tell(late);
-        RdmaProtocol.Disconnect twice = new RdmaProtocol.Disconnect();
+        RdmaProtocol.Close twice = new RdmaProtocol.Close();
         pair.client().tell(twice);
         RdmaProtocol.CommandFailed refused = pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class,
                 WAIT);

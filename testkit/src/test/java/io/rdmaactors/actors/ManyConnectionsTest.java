@@ -63,7 +63,7 @@ class ManyConnectionsTest {
             assertEquals(MESSAGES, acked.get(c).size());
             List<ConnectionEvent> received = pairs.get(c).serverEvents().receiveSeveralMessages(MESSAGES, WAIT);
             for (int n = 0; n < MESSAGES; n++) {
-                ByteBuffer data = ByteBuffer.wrap(((RdmaProtocol.Received) received.get(n)).data());
+                ByteBuffer data = ((RdmaProtocol.Received) received.get(n)).data().asByteBuffer();
                 assertEquals(c, data.getInt(), "a message reached another connection");
                 assertEquals(n, data.getInt());
             }

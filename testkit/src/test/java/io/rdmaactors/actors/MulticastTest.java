@@ -48,14 +48,14 @@ class MulticastTest {
         Set<Object> sent = new HashSet<>();
         List<Integer> looped = new ArrayList<>();
         for (int n = 0; n < MESSAGES; n++) {
-            joined.get(0).endpoint().tell(new RdmaProtocol.SendToGroup(ByteBuffer.allocate(4).putInt(n).array(), n));
+            joined.get(0).endpoint().tell(RdmaProtocol.SendToGroup.of(ByteBuffer.allocate(4).putInt(n).array(), n));
             // the sender is a member too: its datagram loops back to it, as on IB and RoCE
             while (sent.size() <= n || looped.size() <= n) {
                 MulticastEvent e = sender.receiveMessage(WAIT);
                 if (e instanceof RdmaProtocol.MulticastSent s) {
                     sent.add(s.ack());
                 } else {
-                    looped.add(ByteBuffer.wrap(((RdmaProtocol.MulticastReceived) e).data()).getInt());
+                    looped.add(((RdmaProtocol.MulticastReceived) e).data().asByteBuffer().getInt());
                 }
             }
         }
@@ -66,7 +66,7 @@ class MulticastTest {
         for (TestProbe<MulticastEvent> receiver : members.subList(1, 4)) {
             List<MulticastEvent> got = receiver.receiveSeveralMessages(MESSAGES, WAIT);
             for (int n = 0; n < MESSAGES; n++) {
-                assertEquals(n, ByteBuffer.wrap(((RdmaProtocol.MulticastReceived) got.get(n)).data()).getInt());
+                assertEquals(n, ((RdmaProtocol.MulticastReceived) got.get(n)).data().asByteBuffer().getInt());
             }
         }
         sender.expectNoMessage(java.time.Duration.ofMillis(100));

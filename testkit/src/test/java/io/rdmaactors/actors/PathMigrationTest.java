@@ -53,7 +53,7 @@ class PathMigrationTest {
         while (received.size() < 100 || !serverMigrated) {
             ConnectionEvent e = pair.serverEvents().receiveMessage(WAIT);
             if (e instanceof RdmaProtocol.Received r) {
-                received.add(ByteBuffer.wrap(r.data()).getInt());
+                received.add(r.data().asByteBuffer().getInt());
             } else {
                 serverMigrated |= e instanceof RdmaProtocol.PathMigrated;
             }

@@ -104,8 +104,7 @@ class SupervisionTest {
     void aConnectCutShortByAManagerRestartFailsAtOnce() {
         Connections.Listener listener = Connections.listen(kit, 8);
         TestProbe<RdmaProtocol.ConnectionEvent> client = kit.probe();
-        kit.manager().tell(new RdmaProtocol.Connect(listener.listening().localAddress(), client.getRef(), null,
-                java.time.Duration.ofSeconds(60)));
+        kit.manager().tell(RdmaProtocol.Connect.to(listener.listening().localAddress(), client.getRef()).withTimeout(java.time.Duration.ofSeconds(60)));
         // the request stays unanswered, so the connect is still under way when the manager fails
         listener.bind().expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
         kit.manager().tell(new RdmaProtocol.GetFabric(null));

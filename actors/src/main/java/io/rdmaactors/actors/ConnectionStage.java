@@ -1,0 +1,260 @@
+package io.rdmaactors.actors;
+
+import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
+import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
+import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Consumer;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
+import org.apache.pekko.japi.Pair;
+import org.apache.pekko.stream.Attributes;
+import org.apache.pekko.stream.FlowShape;
+import org.apache.pekko.stream.Inlet;
+import org.apache.pekko.stream.Outlet;
+import org.apache.pekko.stream.stage.AbstractGraphStageWithMaterializedValue;
+import org.apache.pekko.stream.stage.AbstractInHandler;
+import org.apache.pekko.stream.stage.AbstractOutHandler;
+import org.apache.pekko.stream.stage.GraphStageLogic;
+import org.apache.pekko.util.ByteString;
+import scala.runtime.BoxedUnit;
+
+/**
+ * One RDMA connection as a flow of messages: the stage's actor is the connection's handler. Every
+ * element is one Send acknowledged by the peer; at most {@code window} are unacknowledged, so
+ * upstream is pulled only as the peer takes them. Received messages wait for downstream's pull; when
+ * {@code window} of them wait, reading is suspended, which holds the peer back. The stage lives on
+ * after its ports closed until the connection reports Disconnected, so no event finds it gone.
+ */
+final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<FlowShape<ByteString, ByteString>,
+        CompletionStage<RdmaStreams.OutgoingConnection>> {
+
+    /** The ack of a data message, and of the end-of-stream message. */
+    private static final Object DATA = "data";
+    private static final Object END = "end";
+
+    private final Inlet<ByteString> in = Inlet.create("RdmaConnection.in");
+    private final Outlet<ByteString> out = Outlet.create("RdmaConnection.out");
+    private final FlowShape<ByteString, ByteString> shape = FlowShape.of(in, out);
+    /** Connects, or accepts a requested connection, with the stage's actor as the handler. */
+    private final Consumer<ActorRef<ConnectionEvent>> open;
+    private final String description;
+    private final int window;
+
+    private ConnectionStage(Consumer<ActorRef<ConnectionEvent>> open, String description, int window) {
+        this.open = open;
+        this.description = description;
+        this.window = window;
+    }
+
+    static ConnectionStage connecting(ActorRef<RdmaProtocol.ManagerCommand> manager, InetSocketAddress remote,
+                                      int window) {
+        return new ConnectionStage(handler -> manager.tell(RdmaProtocol.Connect.to(remote, handler)),
+                "connection to " + remote, window);
+    }
+
+    static ConnectionStage accepting(ActorRef<ConnectionCommand> requested, InetSocketAddress remote, int window) {
+        return new ConnectionStage(handler -> requested.tell(RdmaProtocol.Accept.with(handler)),
+                "connection from " + remote, window);
+    }
+
+    @Override
+    public FlowShape<ByteString, ByteString> shape() {
+        return shape;
+    }
+
+    @Override
+    public Pair<GraphStageLogic, CompletionStage<RdmaStreams.OutgoingConnection>> createLogicAndMaterializedValuePair(
+            Attributes attributes) {
+        CompletableFuture<RdmaStreams.OutgoingConnection> connected = new CompletableFuture<>();
+        return Pair.create(new Logic(connected), connected);
+    }
+
+    private final class Logic extends GraphStageLogic {
+        private final CompletableFuture<RdmaStreams.OutgoingConnection> connected;
+        private final ArrayDeque<ByteString> received = new ArrayDeque<>();
+        private ActorRef<ConnectionCommand> connection;
+        private int unacked;
+        private boolean writerDone;
+        private boolean endSent;
+        private boolean endAcked;
+        private boolean peerDone;
+        private boolean readingSuspended;
+        private boolean closeSent;
+        private boolean disconnected;
+
+        Logic(CompletableFuture<RdmaStreams.OutgoingConnection> connected) {
+            super(shape);
+            this.connected = connected;
+            setHandler(in, new AbstractInHandler() {
+                @Override
+                public void onPush() {
+                    ByteString data = grab(in);
+                    // an empty message would read as nothing at all: there is nothing to send
+                    if (!data.isEmpty()) {
+                        connection.tell(RdmaProtocol.Send.of(data, DATA));
+                        unacked++;
+                    }
+                    pullIfRoom();
+                }
+
+                @Override
+                public void onUpstreamFinish() {
+                    writerDone = true;
+                    sendEnd();
+                }
+
+                @Override
+                public void onUpstreamFailure(Throwable cause) {
+                    abort(cause);
+                }
+            });
+            setHandler(out, new AbstractOutHandler() {
+                @Override
+                public void onPull() {
+                    deliver();
+                }
+
+                @Override
+                public void onDownstreamFinish(Throwable cause) {
+                    // nobody reads any more: finish what was written, then close
+                    cancel(in);
+                    close();
+                }
+            });
+        }
+
+        @Override
+        public void preStart() {
+            setKeepGoing(true);
+            open.accept(Adapter.toTyped(getStageActor(m -> {
+                onEvent(m.second());
+                return BoxedUnit.UNIT;
+            }).ref()));
+        }
+
+        private void onEvent(Object event) {
+            if (event instanceof RdmaProtocol.Connected c) {
+                connection = c.connection();
+                connected.complete(new RdmaStreams.OutgoingConnection(c.remote(), c.local()));
+                pullIfRoom();
+                sendEnd();
+            } else if (event instanceof RdmaProtocol.ConnectFailed f) {
+                fail(new RdmaStreams.ConnectionFailed(description + " failed: " + f.reason(), null));
+            } else if (event instanceof RdmaProtocol.Received r) {
+                onReceived(r);
+            } else if (event instanceof RdmaProtocol.Acked a) {
+                onAcked(a.token());
+            } else if (event instanceof RdmaProtocol.CommandFailed f) {
+                abort(new RdmaStreams.ConnectionFailed(description + ": a message could not be sent", f.cause()));
+            } else if (event instanceof RdmaProtocol.Disconnected d) {
+                onDisconnected(d.reason());
+            }
+        }
+
+        private void onReceived(RdmaProtocol.Received r) {
+            if (r.data().isEmpty() && Integer.valueOf(RdmaStreams.END_OF_STREAM).equals(r.immediate())) {
+                peerDone = true;
+            } else {
+                received.add(r.data());
+                if (received.size() >= window && !readingSuspended) {
+                    readingSuspended = true;
+                    connection.tell(new RdmaProtocol.SuspendReading());
+                }
+            }
+            deliver();
+        }
+
+        private void onAcked(Object token) {
+            if (token == END) {
+                endAcked = true;
+                closeWhenBothEnded();
+            } else {
+                unacked--;
+                pullIfRoom();
+            }
+        }
+
+        private void onDisconnected(RdmaProtocol.DisconnectReason reason) {
+            disconnected = true;
+            if (reason instanceof RdmaProtocol.ErrorClosed e) {
+                fail(new RdmaStreams.ConnectionFailed(description + " broke", e.cause()));
+                return;
+            }
+            // the peer closed (or this side did): what arrived is still delivered, nothing more is written
+            peerDone = true;
+            if (!isClosed(in)) {
+                cancel(in);
+            }
+            deliver();
+        }
+
+        private void pullIfRoom() {
+            if (connection != null && unacked < window && !isClosed(in) && !hasBeenPulled(in)) {
+                pull(in);
+            }
+        }
+
+        /** Half-closes once upstream finished; the message follows every data message on the QP. */
+        private void sendEnd() {
+            if (writerDone && connection != null && !endSent && !disconnected) {
+                endSent = true;
+                connection.tell(new RdmaProtocol.Send(ByteString.emptyByteString(), RdmaStreams.END_OF_STREAM, END));
+            }
+        }
+
+        private void deliver() {
+            if (!received.isEmpty() && isAvailable(out)) {
+                push(out, received.poll());
+                if (readingSuspended && received.size() <= window / 2) {
+                    readingSuspended = false;
+                    connection.tell(new RdmaProtocol.ResumeReading());
+                }
+            }
+            if (peerDone && received.isEmpty() && !isClosed(out)) {
+                complete(out);
+                closeWhenBothEnded();
+            }
+            if (disconnected && received.isEmpty()) {
+                completeStage();
+            }
+        }
+
+        private void closeWhenBothEnded() {
+            if (endAcked && isClosed(out)) {
+                close();
+            }
+        }
+
+        private void close() {
+            if (connection != null && !closeSent && !disconnected) {
+                closeSent = true;
+                connection.tell(new RdmaProtocol.Close());
+            } else if (connection == null) {
+                abort(new RdmaStreams.ConnectionFailed(description + " cancelled before it connected", null));
+            }
+        }
+
+        private void abort(Throwable cause) {
+            if (connection != null && !disconnected) {
+                connection.tell(new RdmaProtocol.Abort());
+            }
+            fail(cause);
+        }
+
+        private void fail(Throwable cause) {
+            connected.completeExceptionally(cause);
+            failStage(cause);
+        }
+
+        @Override
+        public void postStop() {
+            if (connection != null && !disconnected && !closeSent) {
+                connection.tell(new RdmaProtocol.Abort());
+            }
+            connected.completeExceptionally(new RdmaStreams.ConnectionFailed(description + " stopped", null));
+        }
+    }
+}

@@ -1,0 +1,103 @@
+package io.rdmaactors.actors;
+
+import java.net.InetSocketAddress;
+import java.util.concurrent.CompletionStage;
+import org.apache.pekko.Done;
+import org.apache.pekko.NotUsed;
+import org.apache.pekko.actor.ClassicActorSystemProvider;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.stream.javadsl.Flow;
+import org.apache.pekko.stream.javadsl.Source;
+import org.apache.pekko.util.ByteString;
+
+/**
+ * Pekko Streams over RDMA connections, shaped as Pekko's {@code Tcp.get(system)}: {@link #bind}
+ * gives a source of incoming connections, {@link #outgoingConnection} a flow of bytes.
+ *
+ * <p>Unlike TCP, every element is one message: an element sent arrives as one element (up to
+ * {@code rdma-actors.buffer-size} bytes; a larger one fails the stream), so framing is kept.
+ * Back-pressure reaches both ways: the writer has at most a send queue's worth of messages
+ * unacknowledged, and a reader that does not pull stops reposting receives, which holds the peer's
+ * sends back (receiver not ready). Completing the upstream half-closes: an empty message with the
+ * immediate {@link #END_OF_STREAM} tells the peer, whose downstream then completes; once both
+ * directions ended the connection closes. A typed-API peer sees that message as a {@code Received}
+ * with no bytes and that immediate.
+ */
+public final class RdmaStreams {
+
+    /** The immediate of the empty message that ends one direction of a Streams connection ("EOF!"). */
+    public static final int END_OF_STREAM = 0x454f4621;
+
+    private final ActorRef<RdmaProtocol.ManagerCommand> manager;
+    private final RdmaSettings settings;
+
+    private RdmaStreams(Rdma rdma) {
+        this.manager = rdma.manager();
+        this.settings = rdma.settings();
+    }
+
+    public static RdmaStreams get(ActorSystem<?> system) {
+        return new RdmaStreams(Rdma.get(system));
+    }
+
+    public static RdmaStreams get(ClassicActorSystemProvider system) {
+        return get(org.apache.pekko.actor.typed.javadsl.Adapter.toTyped(system.classicSystem()));
+    }
+
+    /**
+     * Listens on {@code bind} once materialized; each element is a connection a peer asked for,
+     * accepted when its {@link IncomingConnection#flow()} is materialized (or rejected after
+     * {@code rdma-actors.accept-timeout}). Cancelling the source unbinds.
+     */
+    public Source<IncomingConnection, CompletionStage<ServerBinding>> bind(InetSocketAddress bind) {
+        return Source.fromGraph(new ListenerStage(manager, bind, this));
+    }
+
+    public Source<IncomingConnection, CompletionStage<ServerBinding>> bind(String host, int port) {
+        return bind(new InetSocketAddress(host, port));
+    }
+
+    /** Connects to {@code remote} once materialized: the flow's elements go there, the peer's come out. */
+    public Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> outgoingConnection(
+            InetSocketAddress remote) {
+        return Flow.fromGraph(ConnectionStage.connecting(manager, remote, window()));
+    }
+
+    public Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> outgoingConnection(String host, int port) {
+        return outgoingConnection(new InetSocketAddress(host, port));
+    }
+
+    /** Unacknowledged messages per direction: twice the send queue, so the write queue always has the next ones. */
+    int window() {
+        return 2 * settings.sendQueueDepth();
+    }
+
+    /** A bound listener: {@link #unbind} stops accepting; connections already handed out go on. */
+    public record ServerBinding(InetSocketAddress localAddress, ActorRef<RdmaProtocol.ListenerCommand> listener,
+                                CompletionStage<Done> unbound) {
+        public CompletionStage<Done> unbind() {
+            listener.tell(new RdmaProtocol.Unbind());
+            return unbound;
+        }
+    }
+
+    /** A connection a peer asked for; materializing {@link #flow} accepts it. */
+    public record IncomingConnection(InetSocketAddress localAddress, InetSocketAddress remoteAddress,
+                                     Flow<ByteString, ByteString, NotUsed> flow) {
+        /** Accepts the connection and runs {@code handler} on it, as Pekko's Tcp does. */
+        public <M> M handleWith(Flow<ByteString, ByteString, M> handler, ClassicActorSystemProvider system) {
+            return flow.joinMat(handler, (notUsed, m) -> m).run(system);
+        }
+    }
+
+    public record OutgoingConnection(InetSocketAddress remoteAddress, InetSocketAddress localAddress) {
+    }
+
+    /** A Streams connection failed: it could not connect, or it broke. */
+    public static final class ConnectionFailed extends RuntimeException {
+        public ConnectionFailed(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+}

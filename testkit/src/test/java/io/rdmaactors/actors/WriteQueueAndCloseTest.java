@@ -1,0 +1,223 @@
+package io.rdmaactors.actors;
+
+import static io.rdmaactors.actors.Connections.WAIT;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
+import io.rdmaactors.testkit.RdmaTestKit;
+import io.rdmaactors.verbs.Access;
+import io.rdmaactors.verbs.WcStatus;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.util.ByteString;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Pekko IO's shape: the write queue, NACK back-pressure beyond it, Register, and the three ways to close. */
+class WriteQueueAndCloseTest {
+
+    private static final String SMALL_QUEUES = "rdma-actors.receive-queue-depth = 8\nrdma-actors.send-queue-depth = 4\n";
+
+    private RdmaTestKit kit;
+    private Connections.Listener listener;
+
+    @AfterEach
+    void stop() {
+        kit.close();
+    }
+
+    private Connections.Pair connect(String config) {
+        kit = RdmaTestKit.create(SMALL_QUEUES + config);
+        listener = Connections.listen(kit, 8);
+        return Connections.connect(kit, listener);
+    }
+
+    /** Nothing of the test's connections and listener is left registered. */
+    private void assertNoLeaks() {
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    private static RdmaProtocol.Send message(int n) {
+        return RdmaProtocol.Send.of(ByteString.fromArray(ByteBuffer.allocate(4).putInt(n).array()), n);
+    }
+
+    private static void assertReceivedInOrder(TestProbe<ConnectionEvent> events, int count) {
+        List<ConnectionEvent> received = events.receiveSeveralMessages(count, WAIT);
+        for (int n = 0; n < count; n++) {
+            assertEquals(n, ((RdmaProtocol.Received) received.get(n)).data().asByteBuffer().getInt(), "in order");
+        }
+    }
+
+    @Test
+    void theWriteQueueHoldsWhatTheSendQueueCannotAndPostsItInOrder() {
+        Connections.Pair pair = connect("rdma-actors.write-queue = 1024");
+        pair.server().tell(new RdmaProtocol.SuspendReading());
+        pair.serverEvents().expectNoMessage(Duration.ofMillis(200));
+        // a send queue of 4 and 8 receives held by the reader: most of these wait in the write queue
+        for (int n = 0; n < 300; n++) {
+            pair.client().tell(message(n));
+        }
+        pair.server().tell(new RdmaProtocol.ResumeReading());
+        assertReceivedInOrder(pair.serverEvents(), 300);
+        Set<Object> acked = new HashSet<>();
+        for (ConnectionEvent e : pair.clientEvents().receiveSeveralMessages(300, WAIT)) {
+            assertTrue(acked.add(assertInstanceOf(RdmaProtocol.Acked.class, e).token()), "acked once: " + e);
+        }
+        Connections.close(kit, pair);
+        assertNoLeaks();
+    }
+
+    @Test
+    void beyondTheWriteQueueCommandsAreRefusedUntilResumeWritingIsAnswered() {
+        Connections.Pair pair = connect("rdma-actors.write-queue = 2");
+        pair.server().tell(new RdmaProtocol.SuspendReading());
+        pair.serverEvents().expectNoMessage(Duration.ofMillis(200));
+        // 8 sends fill the held receives; then 4 wait for receiver-not-ready retries, 2 in the write queue
+        for (int n = 0; n < 8; n++) {
+            pair.client().tell(message(n));
+            pair.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT);
+        }
+        for (int n = 8; n < 14; n++) {
+            pair.client().tell(message(n));
+        }
+        RdmaProtocol.Send refused = message(99);
+        pair.client().tell(refused);
+        assertEquals(refused, pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        pair.clientEvents().expectMessageClass(RdmaProtocol.WritingSuspended.class, WAIT);
+        // suspended: even a command sent after room appeared is refused until ResumeWriting is answered
+        pair.client().tell(new RdmaProtocol.ResumeWriting());
+        pair.server().tell(new RdmaProtocol.ResumeReading());
+        boolean resumed = false;
+        while (!resumed) {
+            resumed = pair.clientEvents().receiveMessage(WAIT) instanceof RdmaProtocol.WritingResumed;
+        }
+        assertReceivedInOrder(pair.serverEvents(), 14);
+        Connections.close(kit, pair);
+        assertNoLeaks();
+    }
+
+    @Test
+    void closeCompletesWhatWasSentBeforeItThenEndsClosed() {
+        Connections.Pair pair = connect("");
+        for (int n = 0; n < 50; n++) {
+            pair.client().tell(message(n));
+        }
+        pair.client().tell(new RdmaProtocol.Close());
+        for (int n = 0; n < 50; n++) {
+            assertInstanceOf(RdmaProtocol.Acked.class, pair.clientEvents().receiveMessage(WAIT));
+        }
+        assertInstanceOf(RdmaProtocol.Closed.class,
+                pair.clientEvents().expectMessageClass(RdmaProtocol.Disconnected.class, WAIT).reason());
+        assertReceivedInOrder(pair.serverEvents(), 50);
+        assertInstanceOf(RdmaProtocol.PeerClosed.class, Connections.awaitDisconnected(pair.serverEvents()).reason());
+        assertNoLeaks();
+    }
+
+    @Test
+    void confirmedCloseEndsOnceThePeerConfirmed() {
+        Connections.Pair pair = connect("");
+        pair.client().tell(message(0));
+        pair.client().tell(new RdmaProtocol.ConfirmedClose());
+        RdmaProtocol.Send late = message(1);
+        pair.client().tell(late);
+        // refused at once; what was sent before the close still completes
+        assertEquals(late, pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        assertInstanceOf(RdmaProtocol.Acked.class, pair.clientEvents().receiveMessage(WAIT));
+        assertInstanceOf(RdmaProtocol.ConfirmedClosed.class,
+                pair.clientEvents().expectMessageClass(RdmaProtocol.Disconnected.class, WAIT).reason());
+        assertInstanceOf(RdmaProtocol.PeerClosed.class, Connections.awaitDisconnected(pair.serverEvents()).reason());
+        assertNoLeaks();
+    }
+
+    @Test
+    void abortFailsWhatIsOutstandingAndEndsAborted() {
+        Connections.Pair pair = connect("");
+        pair.server().tell(new RdmaProtocol.SuspendReading());
+        pair.serverEvents().expectNoMessage(Duration.ofMillis(200));
+        for (int n = 0; n < 20; n++) {
+            pair.client().tell(message(n));
+        }
+        pair.client().tell(new RdmaProtocol.Abort());
+        Set<Object> answered = new HashSet<>();
+        RdmaProtocol.Disconnected end = null;
+        while (end == null) {
+            ConnectionEvent e = pair.clientEvents().receiveMessage(WAIT);
+            if (e instanceof RdmaProtocol.Acked a) {
+                assertTrue(answered.add(a.token()));
+            } else if (e instanceof RdmaProtocol.CommandFailed f) {
+                assertTrue(answered.add(((RdmaProtocol.Send) f.command()).ack()));
+            } else {
+                end = assertInstanceOf(RdmaProtocol.Disconnected.class, e);
+            }
+        }
+        assertEquals(20, answered.size(), "every send answered once, before Disconnected");
+        assertInstanceOf(RdmaProtocol.Aborted.class, end.reason());
+        Connections.awaitDisconnected(pair.serverEvents());
+        assertNoLeaks();
+    }
+
+    @Test
+    void registerHandsTheConnectionToAnotherHandler() {
+        Connections.Pair pair = connect("");
+        TestProbe<ConnectionEvent> next = kit.probe();
+        pair.server().tell(new RdmaProtocol.Register(next.getRef()));
+        pair.client().tell(message(0));
+        assertEquals(0, next.expectMessageClass(RdmaProtocol.Received.class, WAIT).data().asByteBuffer().getInt());
+        pair.server().tell(message(1));
+        next.expectMessageClass(RdmaProtocol.Acked.class, WAIT);
+        pair.serverEvents().expectNoMessage(Duration.ofMillis(100));
+        // the new handler is the one watched: its death ends the connection
+        next.stop();
+        pair.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT);
+        pair.clientEvents().expectMessageClass(RdmaProtocol.Received.class, WAIT);
+        assertInstanceOf(RdmaProtocol.PeerClosed.class, Connections.awaitDisconnected(pair.clientEvents()).reason());
+        assertNoLeaks();
+    }
+
+    @Test
+    void aConnectionWhoseOwnRequestFailedEndsErrorClosedEveryTime() {
+        kit = RdmaTestKit.create(SMALL_QUEUES);
+        listener = Connections.listen(kit, 8);
+        for (int run = 0; run < 20; run++) {
+            Connections.Pair pair = Connections.connect(kit, listener);
+            TestProbe<RdmaProtocol.Exported> exported = kit.probe();
+            pair.server().tell(new RdmaProtocol.Export(ByteBuffer.allocateDirect(64), EnumSet.of(Access.REMOTE_READ),
+                    exported.getRef()));
+            RemoteRegion readOnly = exported.expectMessageClass(RdmaProtocol.Exported.class, WAIT).region();
+            pair.client().tell(RdmaProtocol.Write.of(readOnly, 0, new byte[] {1}, "w"));
+            RdmaProtocol.Disconnected end = Connections.awaitDisconnected(pair.clientEvents());
+            RdmaProtocol.ErrorClosed error = assertInstanceOf(RdmaProtocol.ErrorClosed.class, end.reason(),
+                    "run " + run);
+            assertEquals(WcStatus.REM_ACCESS_ERR,
+                    assertInstanceOf(RdmaProtocol.WorkRequestFailed.class, error.cause()).status());
+            Connections.awaitDisconnected(pair.serverEvents());
+        }
+        assertNoLeaks();
+    }
+
+    @Test
+    void badArgumentsFailAtConstruction() {
+        kit = RdmaTestKit.create();
+        TestProbe<ConnectionEvent> events = kit.probe();
+        InetSocketAddress somewhere = new InetSocketAddress("127.0.0.1", 7471);
+        assertThrows(IllegalArgumentException.class,
+                () -> RdmaProtocol.Connect.to(somewhere, events.getRef()).withPrivateData(new byte[57]));
+        assertThrows(IllegalArgumentException.class, () -> new RdmaProtocol.Accept(events.getRef(), new byte[197]));
+        assertThrows(IllegalArgumentException.class, () -> new RdmaProtocol.Reject(new byte[149]));
+        assertThrows(NullPointerException.class, () -> new RdmaProtocol.Register(null));
+        RemoteRegion region = new RemoteRegion(4096, 64, 7);
+        assertThrows(IllegalArgumentException.class, () -> RdmaProtocol.Write.of(region, 60, new byte[8], null));
+        assertThrows(IllegalArgumentException.class, () -> RdmaProtocol.Read.of(region, -1, 8, null));
+        assertThrows(IllegalArgumentException.class, () -> new RdmaProtocol.FetchAdd(region, 64, 1, null));
+    }
+}
