@@ -130,7 +130,7 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
         public void preStart() {
             setKeepGoing(true);
             open.accept(Adapter.toTyped(getStageActor(m -> {
-                onEvent(m.second());
+                onEvent(m._2());
                 return BoxedUnit.UNIT;
             }).ref()));
         }

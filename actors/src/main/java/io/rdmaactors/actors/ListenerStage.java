@@ -84,7 +84,7 @@ final class ListenerStage extends AbstractGraphStageWithMaterializedValue<Source
         public void preStart() {
             setKeepGoing(true);
             ActorRef<RdmaProtocol.ListenerEvent> self = Adapter.toTyped(getStageActor(m -> {
-                onEvent(m.second());
+                onEvent(m._2());
                 return BoxedUnit.UNIT;
             }).ref());
             manager.tell(RdmaProtocol.Listen.on(bind, self));

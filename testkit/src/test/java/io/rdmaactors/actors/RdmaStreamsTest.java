@@ -1,0 +1,150 @@
+package io.rdmaactors.actors;
+
+import static io.rdmaactors.actors.Connections.WAIT;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.rdmaactors.testkit.RdmaTestKit;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.stream.javadsl.Flow;
+import org.apache.pekko.stream.javadsl.Keep;
+import org.apache.pekko.stream.javadsl.Sink;
+import org.apache.pekko.stream.javadsl.Source;
+import org.apache.pekko.util.ByteString;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class RdmaStreamsTest {
+
+    private RdmaTestKit kit;
+    private ActorSystem<Void> system;
+    private RdmaStreams streams;
+
+    @BeforeEach
+    void start() {
+        kit = RdmaTestKit.create("rdma-actors.send-queue-depth = 8\nrdma-actors.receive-queue-depth = 8");
+        system = kit.testKit().system();
+        streams = RdmaStreams.get(system);
+    }
+
+    @AfterEach
+    void stop() {
+        kit.close();
+    }
+
+    /** Messages of every size from 1 byte to the buffer size, each with its number in its first bytes. */
+    private static List<ByteString> messages(int count) {
+        List<ByteString> messages = new ArrayList<>();
+        for (int n = 0; n < count; n++) {
+            byte[] data = new byte[1 + (n * 37) % 4096];
+            for (int i = 0; i < data.length; i++) {
+                data[i] = (byte) (n + i);
+            }
+            messages.add(ByteString.fromArrayUnsafe(data));
+        }
+        return messages;
+    }
+
+    private static <T> T await(CompletionStage<T> stage) throws Exception {
+        return stage.toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
+    }
+
+    private RdmaStreams.ServerBinding echoServer(Flow<ByteString, ByteString, ?> handler) throws Exception {
+        return await(streams.bind(kit.address(0))
+                .to(Sink.foreach(connection -> connection.handleWith(handler, system)))
+                .run(system));
+    }
+
+    @Test
+    void echoKeepsEveryMessageWholeAndInOrderAndHalfCloseEndsBothSides() throws Exception {
+        RdmaStreams.ServerBinding binding = echoServer(Flow.create());
+        List<ByteString> sent = messages(1000);
+        var result = Source.from(sent)
+                .viaMat(streams.outgoingConnection(binding.localAddress()), Keep.right())
+                .toMat(Sink.seq(), Keep.both())
+                .run(system);
+        RdmaStreams.OutgoingConnection connection = await(result.first());
+        assertEquals(binding.localAddress(), connection.remoteAddress());
+        // the client's upstream ended: the server saw the end, completed its echo, and that ended the client
+        assertEquals(sent, await(result.second()));
+        await(binding.unbind());
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void aSlowReaderHoldsTheWriterBackWithoutLosingAnything() throws Exception {
+        RdmaStreams.ServerBinding binding = echoServer(Flow.<ByteString>create()
+                .throttle(200, Duration.ofMillis(100)));
+        List<ByteString> sent = messages(600);
+        List<ByteString> echoed = await(Source.from(sent)
+                .via(streams.outgoingConnection(binding.localAddress()))
+                .runWith(Sink.seq(), system));
+        assertEquals(sent, echoed);
+        await(binding.unbind());
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void downstreamCancelClosesTheConnection() throws Exception {
+        RdmaStreams.ServerBinding binding = echoServer(Flow.create());
+        // the client never completes its upstream; taking 10 echoes cancels, which closes
+        List<ByteString> echoed = await(Source.repeat(ByteString.fromString("ping"))
+                .via(streams.outgoingConnection(binding.localAddress()))
+                .take(10)
+                .runWith(Sink.seq(), system));
+        assertEquals(10, echoed.size());
+        await(binding.unbind());
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void connectingToNobodyFailsTheStreamAndItsConnection() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        var result = Source.single(ByteString.fromString("hello"))
+                .viaMat(streams.outgoingConnection(kit.address(port)), Keep.right())
+                .toMat(Sink.ignore(), Keep.both())
+                .run(system);
+        ExecutionException connect = assertThrows(ExecutionException.class, () -> await(result.first()));
+        assertInstanceOf(RdmaStreams.ConnectionFailed.class, connect.getCause());
+        ExecutionException stream = assertThrows(ExecutionException.class, () -> await(result.second()));
+        assertInstanceOf(RdmaStreams.ConnectionFailed.class, stream.getCause());
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void aMessageLargerThanTheBufferFailsTheStreamWithTheReason() throws Exception {
+        RdmaStreams.ServerBinding binding = echoServer(Flow.create());
+        ExecutionException failed = assertThrows(ExecutionException.class, () -> await(
+                Source.single(ByteString.fromArrayUnsafe(new byte[4097]))
+                        .via(streams.outgoingConnection(binding.localAddress()))
+                        .runWith(Sink.ignore(), system)));
+        RdmaStreams.ConnectionFailed cause = assertInstanceOf(RdmaStreams.ConnectionFailed.class, failed.getCause());
+        assertInstanceOf(IllegalArgumentException.class, cause.getCause());
+        await(binding.unbind());
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void bindingAnAddressInUseFailsTheBinding() throws Exception {
+        RdmaStreams.ServerBinding first = echoServer(Flow.create());
+        InetSocketAddress taken = first.localAddress();
+        ExecutionException failed = assertThrows(ExecutionException.class,
+                () -> await(streams.bind(taken).to(Sink.ignore()).run(system)));
+        assertInstanceOf(RdmaStreams.ConnectionFailed.class, failed.getCause());
+        await(first.unbind());
+        kit.awaitNoLeaks(WAIT);
+    }
+}
