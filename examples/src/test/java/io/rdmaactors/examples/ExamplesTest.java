@@ -50,7 +50,8 @@ class ExamplesTest {
                 Arguments.of((Object) new String[] {"multicast", "--count", "20"}),
                 Arguments.of((Object) new String[] {"srq-server", "--messages", "10"}),
                 Arguments.of((Object) new String[] {"apm", "--count", "40"}),
-                Arguments.of((Object) new String[] {"supervised-server", "--clients", "9", "--seconds", "3"}));
+                Arguments.of((Object) new String[] {"supervised-server", "--clients", "9", "--seconds", "3"}),
+                Arguments.of((Object) new String[] {"stream-echo", "--count", "2000", "--size", "1000"}));
     }
 
     @ParameterizedTest
@@ -97,6 +98,7 @@ class ExamplesTest {
                 Arguments.of((Object) new String[] {"apm", "--count", "1"}),
                 Arguments.of((Object) new String[] {"supervised-server", "--seconds", "0"}),
                 Arguments.of((Object) new String[] {"rdma", "-s"}),
+                Arguments.of((Object) new String[] {"stream-echo", "--count", "0"}),
                 Arguments.of((Object) new String[] {"ping-pong", "--no-such-option"}));
     }
 
@@ -127,7 +129,9 @@ class ExamplesTest {
                 Arguments.of("ping-pong", List.of("-C", "300"), "contents verified", "echoed 300 messages"),
                 Arguments.of("actor-ping-pong", List.of("-C", "300"), "every byte verified", "echoed 300 messages"),
                 Arguments.of("blast", List.of("-C", "2000", "-S", "256"), "every message arrived once",
-                        "2000 messages of 256 bytes"));
+                        "2000 messages of 256 bytes"),
+                Arguments.of("stream-echo", List.of("-C", "3000", "-S", "512"), "3000 messages of 512 bytes echoed",
+                        "echoed one client's stream"));
     }
 
     @ParameterizedTest
