@@ -22,9 +22,11 @@ import org.apache.pekko.util.ByteString;
 import scala.runtime.BoxedUnit;
 
 /**
- * One RDMA connection as a flow of messages: the stage's actor is the connection's handler. Every
- * element is one Send acknowledged by the peer; at most {@code window} are unacknowledged, so
- * upstream is pulled only as the peer takes them. Received messages wait for downstream's pull; when
+ * One RDMA connection as a flow of bytes: the stage's actor is the connection's handler. What
+ * upstream gives is cut into Sends of up to the buffer size, each acknowledged by the peer; at most
+ * {@code window} are unacknowledged. While the window is full, upstream's chunks gather into the
+ * next Send (up to a buffer's worth), so small elements travel many to a message under load and one
+ * by one when the connection is idle. Received messages wait for downstream's pull; when
  * {@code window} of them wait, reading is suspended, which holds the peer back. The stage lives on
  * after its ports closed until the connection reports Disconnected, so no event finds it gone.
  */
@@ -42,22 +44,25 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
     private final Consumer<ActorRef<ConnectionEvent>> open;
     private final String description;
     private final int window;
+    private final int bufferSize;
 
-    private ConnectionStage(Consumer<ActorRef<ConnectionEvent>> open, String description, int window) {
+    private ConnectionStage(Consumer<ActorRef<ConnectionEvent>> open, String description, RdmaSettings settings) {
         this.open = open;
         this.description = description;
-        this.window = window;
+        this.window = settings.sendQueueDepth();
+        this.bufferSize = settings.bufferSize();
     }
 
     static ConnectionStage connecting(ActorRef<RdmaProtocol.ManagerCommand> manager, InetSocketAddress remote,
-                                      int window) {
+                                      RdmaSettings settings) {
         return new ConnectionStage(handler -> manager.tell(RdmaProtocol.Connect.to(remote, handler)),
-                "connection to " + remote, window);
+                "connection to " + remote, settings);
     }
 
-    static ConnectionStage accepting(ActorRef<ConnectionCommand> requested, InetSocketAddress remote, int window) {
+    static ConnectionStage accepting(ActorRef<ConnectionCommand> requested, InetSocketAddress remote,
+                                     RdmaSettings settings) {
         return new ConnectionStage(handler -> requested.tell(RdmaProtocol.Accept.with(handler)),
-                "connection from " + remote, window);
+                "connection from " + remote, settings);
     }
 
     @Override
@@ -75,6 +80,8 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
     private final class Logic extends GraphStageLogic {
         private final CompletableFuture<RdmaStreams.OutgoingConnection> connected;
         private final ArrayDeque<ByteString> received = new ArrayDeque<>();
+        /** Bytes from upstream not yet sent: at most one chunk beyond a buffer's worth. */
+        private ByteString unsent = ByteString.emptyByteString();
         private ActorRef<ConnectionCommand> connection;
         private int unacked;
         private boolean writerDone;
@@ -91,19 +98,14 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
             setHandler(in, new AbstractInHandler() {
                 @Override
                 public void onPush() {
-                    ByteString data = grab(in);
-                    // an empty message would read as nothing at all: there is nothing to send
-                    if (!data.isEmpty()) {
-                        connection.tell(RdmaProtocol.Send.of(data, DATA));
-                        unacked++;
-                    }
-                    pullIfRoom();
+                    unsent = unsent.concat(grab(in));
+                    send();
                 }
 
                 @Override
                 public void onUpstreamFinish() {
                     writerDone = true;
-                    sendEnd();
+                    send();
                 }
 
                 @Override
@@ -139,8 +141,7 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
             if (event instanceof RdmaProtocol.Connected c) {
                 connection = c.connection();
                 connected.complete(new RdmaStreams.OutgoingConnection(c.remote(), c.local()));
-                pullIfRoom();
-                sendEnd();
+                send();
             } else if (event instanceof RdmaProtocol.ConnectFailed f) {
                 fail(new RdmaStreams.ConnectionFailed(description + " failed: " + f.reason(), null));
             } else if (event instanceof RdmaProtocol.Received r) {
@@ -173,7 +174,7 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
                 closeWhenBothEnded();
             } else {
                 unacked--;
-                pullIfRoom();
+                send();
             }
         }
 
@@ -191,15 +192,29 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
             deliver();
         }
 
-        private void pullIfRoom() {
-            if (connection != null && unacked < window && !isClosed(in) && !hasBeenPulled(in)) {
+        /**
+         * Sends what the window allows, a buffer's worth each, and pulls while less than a buffer's
+         * worth waits; then, once upstream finished and everything went, the end of the stream.
+         */
+        private void send() {
+            if (connection == null || disconnected) {
+                return;
+            }
+            while (unacked < window && !unsent.isEmpty()) {
+                int length = Math.min(bufferSize, unsent.size());
+                connection.tell(RdmaProtocol.Send.of(unsent.take(length), DATA));
+                unsent = unsent.drop(length);
+                unacked++;
+            }
+            if (unsent.size() < bufferSize && !isClosed(in) && !hasBeenPulled(in)) {
                 pull(in);
             }
+            sendEnd();
         }
 
-        /** Half-closes once upstream finished; the message follows every data message on the QP. */
+        /** Half-closes once upstream finished and all it gave was sent; the message follows them on the QP. */
         private void sendEnd() {
-            if (writerDone && connection != null && !endSent && !disconnected) {
+            if (writerDone && unsent.isEmpty() && !endSent && connection != null && !disconnected) {
                 endSent = true;
                 connection.tell(new RdmaProtocol.Send(ByteString.emptyByteString(), RdmaStreams.END_OF_STREAM, END));
             }

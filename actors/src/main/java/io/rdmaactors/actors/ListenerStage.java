@@ -99,8 +99,8 @@ final class ListenerStage extends AbstractGraphStageWithMaterializedValue<Source
                     listener.tell(new RdmaProtocol.Unbind());
                 }
             } else if (event instanceof RdmaProtocol.ConnectionRequested r) {
-                Flow<ByteString, ByteString, NotUsed> flow = Flow
-                        .fromGraph(ConnectionStage.accepting(r.connection(), r.remote(), streams.window()))
+                Flow<ByteString, ByteString, NotUsed> flow = streams
+                        .framed(ConnectionStage.accepting(r.connection(), r.remote(), streams.settings()))
                         .mapMaterializedValue(connected -> NotUsed.getInstance());
                 requested.add(new RdmaStreams.IncomingConnection(localAddress, r.remote(), flow));
                 if (isAvailable(out)) {

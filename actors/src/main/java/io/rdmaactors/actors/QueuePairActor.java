@@ -472,10 +472,10 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                 c.swap(), buffers.send.sge(slot, 8));
     }
 
-    /** The one copy a send makes: into its registered slot (a compact ByteString lends its array). */
+    /** The one copy a send makes: every part of the ByteString into its registered slot. */
     private ScatterGatherElement copyIn(int slot, ByteString data) {
         checkFits(data.size());
-        buffers.send.memory(slot).put(buffers.send.offset(slot), data.toArrayUnsafe());
+        data.copyToBuffer(buffers.send.memory(slot).duplicate().position(buffers.send.offset(slot)));
         return buffers.send.sge(slot, data.size());
     }
 

@@ -7,15 +7,16 @@ import java.util.Map;
 
 /** The {@code rdma-actors} section of the configuration (see reference.conf). */
 public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int sendQueueDepth,
-                           int receiveQueueDepth, int bufferSize, int writeQueue, Duration resolveTimeout, Duration connectTimeout,
+                           int receiveQueueDepth, int bufferSize, int writeQueue, int maxMessageSize,
+                           Duration resolveTimeout, Duration connectTimeout,
                            Duration acceptTimeout, int completionPollers, Duration completionSpin, String dispatcher,
                            String verbsDispatcher) {
 
     public RdmaSettings {
         fabricOptions = Map.copyOf(fabricOptions);
-        if (sendQueueDepth < 1 || receiveQueueDepth < 1 || bufferSize < 8 || writeQueue < 0) {
-            throw new IllegalArgumentException(
-                    "queue depths must be positive, buffer-size at least 8 and write-queue not negative");
+        if (sendQueueDepth < 1 || receiveQueueDepth < 1 || bufferSize < 8 || writeQueue < 0 || maxMessageSize < 1) {
+            throw new IllegalArgumentException("queue depths and max-message-size must be positive, buffer-size at"
+                    + " least 8 and write-queue not negative");
         }
         if (completionPollers < 1 || completionSpin.isNegative()) {
             throw new IllegalArgumentException("completion-pollers must be positive and completion-spin not negative");
@@ -28,7 +29,8 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
         Config opts = c.getConfig("fabric-options");
         opts.entrySet().forEach(e -> options.put(e.getKey().replace("\"", ""), opts.getString(e.getKey())));
         return new RdmaSettings(c.getString("fabric"), options, c.getInt("send-queue-depth"),
-                c.getInt("receive-queue-depth"), c.getInt("buffer-size"), c.getInt("write-queue"), c.getDuration("resolve-timeout"),
+                c.getInt("receive-queue-depth"), c.getInt("buffer-size"), c.getInt("write-queue"),
+                (int) Math.min(Integer.MAX_VALUE, c.getBytes("max-message-size")), c.getDuration("resolve-timeout"),
                 c.getDuration("connect-timeout"), c.getDuration("accept-timeout"), c.getInt("completion-pollers"),
                 c.getDuration("completion-spin"), c.getString("dispatcher"), c.getString("verbs-dispatcher"));
     }

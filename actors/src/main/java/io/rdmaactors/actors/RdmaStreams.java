@@ -8,6 +8,7 @@ import org.apache.pekko.actor.ClassicActorSystemProvider;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.stream.javadsl.Flow;
+import org.apache.pekko.stream.javadsl.Framing;
 import org.apache.pekko.stream.javadsl.Source;
 import org.apache.pekko.util.ByteString;
 
@@ -15,14 +16,15 @@ import org.apache.pekko.util.ByteString;
  * Pekko Streams over RDMA connections, shaped as Pekko's {@code Tcp.get(system)}: {@link #bind}
  * gives a source of incoming connections, {@link #outgoingConnection} a flow of bytes.
  *
- * <p>Unlike TCP, every element is one message: an element sent arrives as one element (up to
- * {@code rdma-actors.buffer-size} bytes; a larger one fails the stream), so framing is kept.
- * Back-pressure reaches both ways: the writer has at most a send queue's worth of messages
- * unacknowledged, and a reader that does not pull stops reposting receives, which holds the peer's
- * sends back (receiver not ready). Completing the upstream half-closes: an empty message with the
- * immediate {@link #END_OF_STREAM} tells the peer, whose downstream then completes; once both
- * directions ended the connection closes. A typed-API peer sees that message as a {@code Received}
- * with no bytes and that immediate.
+ * <p>Unlike TCP, framing is kept: an element sent arrives as one element, up to
+ * {@code rdma-actors.max-message-size}. On the wire each element is a 4-byte big-endian length and
+ * its bytes (Pekko's simple framing protocol), carried in Sends of up to {@code buffer-size}: a
+ * large element spans Sends, and under load many small ones share one. Back-pressure reaches both
+ * ways: the writer has at most a send queue's worth of Sends unacknowledged, and a reader that does
+ * not pull stops reposting receives, which holds the peer's sends back (receiver not ready).
+ * Completing the upstream half-closes: an empty message with the immediate {@link #END_OF_STREAM}
+ * tells the peer, whose downstream then completes; once both directions ended the connection
+ * closes. A typed-API peer sees that message as a {@code Received} with no bytes and that immediate.
  */
 public final class RdmaStreams {
 
@@ -61,16 +63,21 @@ public final class RdmaStreams {
     /** Connects to {@code remote} once materialized: the flow's elements go there, the peer's come out. */
     public Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> outgoingConnection(
             InetSocketAddress remote) {
-        return Flow.fromGraph(ConnectionStage.connecting(manager, remote, window()));
+        return framed(ConnectionStage.connecting(manager, remote, settings));
     }
 
     public Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> outgoingConnection(String host, int port) {
         return outgoingConnection(new InetSocketAddress(host, port));
     }
 
-    /** Unacknowledged messages per direction: twice the send queue, so the write queue always has the next ones. */
-    int window() {
-        return 2 * settings.sendQueueDepth();
+    /** Elements over a connection's bytes, each behind its length. */
+    Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> framed(ConnectionStage connection) {
+        return Framing.simpleFramingProtocol(settings.maxMessageSize()).join(Flow.fromGraph(connection),
+                (notUsed, connected) -> connected);
+    }
+
+    RdmaSettings settings() {
+        return settings;
     }
 
     /** A bound listener: {@link #unbind} stops accepting; connections already handed out go on. */

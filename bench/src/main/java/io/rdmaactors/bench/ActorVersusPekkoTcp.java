@@ -3,6 +3,7 @@ package io.rdmaactors.bench;
 import com.typesafe.config.ConfigFactory;
 import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
+import io.rdmaactors.actors.RdmaStreams;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.InetSocketAddress;
@@ -23,23 +24,27 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.io.Tcp;
 import org.apache.pekko.io.TcpMessage;
 import org.apache.pekko.japi.pf.ReceiveBuilder;
+import org.apache.pekko.stream.javadsl.Flow;
+import org.apache.pekko.stream.javadsl.Source;
 import org.apache.pekko.util.ByteString;
 
 /**
- * The actor API on the soft fabric against what a Pekko user would pick instead, Pekko IO TCP
- * (classic {@code Tcp}), between two JVMs on 127.0.0.1: this process is the client of both, the
- * child ({@link EchoSinkPeer}) serves both. Workloads: ping-pong of 64 B and 4 KiB (every round
- * trip in an HdrHistogram, p50 and p99), and one-way streaming of 64 B (msg/s) and 64 KiB (MB/s).
- * Streams use each transport's own flow control: rdma-actors keeps a send queue's worth of Sends
- * outstanding, each answered by Acked; Pekko IO TCP writes with an ack and sends the next write on
- * it. Each message is one Send or one Write. Rounds interleave the two and alternate which goes
- * first; the summary gives each side's median and range and the ratio of the medians.
+ * rdma-actors on the soft fabric against what a Pekko user would pick instead, Pekko TCP, between
+ * two JVMs on 127.0.0.1: this process is the client of both, the child ({@link EchoSinkPeer})
+ * serves both. The typed API against Pekko IO ({@code Tcp}): ping-pong of 64 B and 4 KiB (every
+ * round trip in an HdrHistogram, p50 and p99), and one-way streaming of 64 B (msg/s) and 64 KiB
+ * (MB/s); streams use each transport's own flow control: rdma-actors keeps a send queue's worth of
+ * Sends outstanding, each answered by Acked; Pekko IO TCP writes with an ack and sends the next
+ * write on it. The Streams API against Pekko Streams' {@code Tcp}: an echo of 64 B and 64 KiB
+ * elements through {@code outgoingConnection}, MB/s echoed. Rounds interleave the two and alternate
+ * which goes first; the summary gives each side's median and range and the ratio of the medians.
  */
 public final class ActorVersusPekkoTcp {
 
     private static final String USAGE = "ActorVersusPekkoTcp [--rounds=N measured rounds, default 5]"
             + " [--pings=N round trips per ping-pong, default 5000] [--messages=N per 64 B stream, default 100000]"
-            + " [--large=N per 64 KiB stream, default 4000]";
+            + " [--large=N per 64 KiB stream, default 4000] [--echoes=N per 64 B Streams echo, default 100000]"
+            + " [--large-echoes=N per 64 KiB Streams echo, default 2000]";
     /** A send queue's worth (64) less one slot for the end marker. */
     private static final int WINDOW = 63;
     private static final long STEP_SECONDS = 120;
@@ -64,20 +69,25 @@ public final class ActorVersusPekkoTcp {
     }
 
     public static void main(String[] args) {
-        BenchSupport.Options o = new BenchSupport.Options(args, USAGE, "rounds", "pings", "messages", "large");
+        BenchSupport.Options o = new BenchSupport.Options(args, USAGE, "rounds", "pings", "messages", "large",
+                "echoes", "large-echoes");
         int rounds = o.integer("rounds", 5, 1);
-        int pings = o.integer("pings", 5_000, 1);
-        int messages = o.integer("messages", 100_000, 1);
-        int large = o.integer("large", 4_000, 1);
-        BenchSupport.runOrReport("ActorVersusPekkoTcp", () -> run(rounds, pings, messages, large));
+        Counts counts = new Counts(o.integer("pings", 5_000, 1), o.integer("messages", 100_000, 1),
+                o.integer("large", 4_000, 1), o.integer("echoes", 100_000, 1), o.integer("large-echoes", 2_000, 1));
+        BenchSupport.runOrReport("ActorVersusPekkoTcp", () -> run(rounds, counts));
     }
 
-    private static void run(int rounds, int pings, int messages, int large) throws Exception {
+    /** Round trips per ping-pong, messages per stream, elements per Streams echo. */
+    private record Counts(int pings, int messages, int large, int echoes, int largeEchoes) {
+    }
+
+    private static void run(int rounds, Counts counts) throws Exception {
         // 64 KiB messages need 64 KiB buffers; both sides use the same settings for every workload
         int bufferSize = 64 * 1024;
-        System.out.printf("ActorVersusPekkoTcp: rdma-actors on the soft fabric vs Pekko IO TCP, two JVMs on"
-                + " 127.0.0.1; %d rounds, ping-pong %d round trips, streams of %d x 64 B and %d x 64 KiB;"
-                + " completion-spin %s%n", rounds, pings, messages, large,
+        System.out.printf("ActorVersusPekkoTcp: rdma-actors on the soft fabric vs Pekko TCP, two JVMs on"
+                + " 127.0.0.1; %d rounds, ping-pong %d round trips, streams of %d x 64 B and %d x 64 KiB, Streams"
+                + " echoes of %d x 64 B and %d x 64 KiB; completion-spin %s%n", rounds, counts.pings(),
+                counts.messages(), counts.large(), counts.echoes(), counts.largeEchoes(),
                 ConfigFactory.load().getString("rdma-actors.completion-spin"));
         // the peer waits for completions as this process does (-Drdma-actors.completion-spin=... reaches both)
         String spin = ConfigFactory.load().getString("rdma-actors.completion-spin");
@@ -98,9 +108,11 @@ public final class ActorVersusPekkoTcp {
                 throw new IllegalStateException("the peer printed no ports");
             }
             String[] p = line.split(" ");
-            int[] ports = {Integer.parseInt(p[1]), Integer.parseInt(p[2]), Integer.parseInt(p[3]),
-                Integer.parseInt(p[4])};
-            new ActorVersusPekkoTcp(system, ports).rounds(rounds, pings, messages, large);
+            int[] ports = new int[p.length - 1];
+            for (int i = 0; i < ports.length; i++) {
+                ports[i] = Integer.parseInt(p[i + 1]);
+            }
+            new ActorVersusPekkoTcp(system, ports).rounds(rounds, counts);
         } finally {
             child.getOutputStream().close();
             system.terminate();
@@ -111,12 +123,18 @@ public final class ActorVersusPekkoTcp {
         }
     }
 
-    private void rounds(int rounds, int pings, int messages, int large) throws Exception {
-        List<Workload> workloads = List.of(pingPong(64, pings), pingPong(4096, pings),
+    private void rounds(int rounds, Counts counts) throws Exception {
+        int messages = counts.messages();
+        int large = counts.large();
+        List<Workload> workloads = List.of(pingPong(64, counts.pings()), pingPong(4096, counts.pings()),
                 new Workload("stream 64 B", List.of("msg/s"), false, rdma -> new double[] {
                     messages / (rdma ? rdmaStream(64, messages) : tcpStream(64, messages))}),
                 new Workload("stream 64 KiB", List.of("MB/s"), false, rdma -> new double[] {
-                    large * 65536.0 / 1e6 / (rdma ? rdmaStream(65536, large) : tcpStream(65536, large))}));
+                    large * 65536.0 / 1e6 / (rdma ? rdmaStream(65536, large) : tcpStream(65536, large))}),
+                new Workload("Streams echo 64 B", List.of("MB/s"), false, rdma -> new double[] {
+                    streamsEcho(rdma, 64, counts.echoes())}),
+                new Workload("Streams echo 64 KiB", List.of("MB/s"), false, rdma -> new double[] {
+                    streamsEcho(rdma, 65536, counts.largeEchoes())}));
         // results[workload][figure][0: rdma-actors, 1: pekko tcp][round]
         double[][][][] results = new double[workloads.size()][2][2][rounds];
         for (int r = -1; r < rounds; r++) {
@@ -175,6 +193,26 @@ public final class ActorVersusPekkoTcp {
                     Histogram h = rdma ? rdmaPingPong(size, count) : tcpPingPong(size, count);
                     return new double[] {h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0};
                 });
+    }
+
+    /**
+     * Elements of {@code size} bytes through an outgoing connection to the peer's echo and back, the
+     * upstream completed after the last: MB/s echoed, until the last byte came back.
+     */
+    private double streamsEcho(boolean rdma, int size, int count) throws Exception {
+        int port = ports[rdma ? 4 : 5];
+        Flow<ByteString, ByteString, ?> connection = rdma
+                ? RdmaStreams.get(system).outgoingConnection("127.0.0.1", port)
+                : org.apache.pekko.stream.javadsl.Tcp.get(system).outgoingConnection("127.0.0.1", port);
+        ByteString element = ByteString.fromArrayUnsafe(new byte[size]);
+        long start = System.nanoTime();
+        long echoed = await(Source.repeat(element).take(count).via(connection)
+                .runFold(0L, (bytes, e) -> bytes + e.size(), system).toCompletableFuture());
+        long elapsed = System.nanoTime() - start;
+        if (echoed != (long) size * count) {
+            throw new IllegalStateException(echoed + " bytes echoed of " + (long) size * count);
+        }
+        return echoed / 1e6 / (elapsed / 1e9);
     }
 
     // ------------------------------------------------------------------ rdma-actors

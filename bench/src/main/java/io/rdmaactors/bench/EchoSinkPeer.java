@@ -3,6 +3,7 @@ package io.rdmaactors.bench;
 import com.typesafe.config.ConfigFactory;
 import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
+import io.rdmaactors.actors.RdmaStreams;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -10,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.AbstractActor;
 import org.apache.pekko.actor.Props;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -20,12 +22,15 @@ import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.io.Tcp;
 import org.apache.pekko.io.TcpMessage;
+import org.apache.pekko.stream.javadsl.Flow;
+import org.apache.pekko.stream.javadsl.Sink;
 import org.apache.pekko.util.ByteString;
 
 /**
  * The child process of {@link ActorVersusPekkoTcp}: an echo server and a sink server on each
- * transport, rdma-actors on the soft fabric and Pekko IO TCP, all on 127.0.0.1. It prints
- * {@code PORTS rdmaEcho rdmaSink tcpEcho tcpSink} and runs until its standard input closes.
+ * transport, rdma-actors on the soft fabric and Pekko IO TCP, and a Streams echo server on each
+ * (RdmaStreams, Pekko Streams Tcp), all on 127.0.0.1. It prints {@code PORTS rdmaEcho rdmaSink
+ * tcpEcho tcpSink rdmaStreamsEcho tcpStreamsEcho} and runs until its standard input closes.
  * A sink counts what it receives and answers the last message (RDMA: a Send with an immediate;
  * TCP: the byte total announced in the first 8 bytes) with 8 bytes, so the sender can time the
  * stream to its delivery.
@@ -51,7 +56,14 @@ public final class EchoSinkPeer {
         }), "peer", ConfigFactory.parseString("pekko.loglevel = WARNING\nrdma-actors.buffer-size = " + bufferSize)
                 .withFallback(ConfigFactory.load()));
         int[] p = ports.get(30, TimeUnit.SECONDS);
-        System.out.printf("PORTS %d %d %d %d%n", p[0], p[1], p[2], p[3]);
+        Flow<ByteString, ByteString, NotUsed> identity = Flow.create();
+        int rdmaStreams = RdmaStreams.get(system).bind("127.0.0.1", 0)
+                .to(Sink.foreach(c -> c.handleWith(identity, system))).run(system)
+                .toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress().getPort();
+        int tcpStreams = org.apache.pekko.stream.javadsl.Tcp.get(system).bind("127.0.0.1", 0)
+                .to(Sink.foreach(c -> c.handleWith(identity, system))).run(system)
+                .toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress().getPort();
+        System.out.printf("PORTS %d %d %d %d %d %d%n", p[0], p[1], p[2], p[3], rdmaStreams, tcpStreams);
         System.out.flush();
         try {
             while (System.in.read() >= 0) {

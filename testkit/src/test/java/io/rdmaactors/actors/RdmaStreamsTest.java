@@ -19,6 +19,7 @@ import org.apache.pekko.stream.javadsl.Flow;
 import org.apache.pekko.stream.javadsl.Keep;
 import org.apache.pekko.stream.javadsl.Sink;
 import org.apache.pekko.stream.javadsl.Source;
+import org.apache.pekko.stream.scaladsl.Framing;
 import org.apache.pekko.util.ByteString;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -32,7 +33,8 @@ class RdmaStreamsTest {
 
     @BeforeEach
     void start() {
-        kit = RdmaTestKit.create("rdma-actors.send-queue-depth = 8\nrdma-actors.receive-queue-depth = 8");
+        kit = RdmaTestKit.create("rdma-actors.send-queue-depth = 8\nrdma-actors.receive-queue-depth = 8\n"
+                + "rdma-actors.max-message-size = 1 MiB");
         system = kit.testKit().system();
         streams = RdmaStreams.get(system);
     }
@@ -125,14 +127,18 @@ class RdmaStreamsTest {
     }
 
     @Test
-    void aMessageLargerThanTheBufferFailsTheStreamWithTheReason() throws Exception {
+    void elementsLargerThanABufferArriveWholeAndOnesBeyondTheMaximumFailTheStream() throws Exception {
         RdmaStreams.ServerBinding binding = echoServer(Flow.create());
+        List<ByteString> large = List.of(ByteString.fromArrayUnsafe(new byte[300_000]), ByteString.fromString("x"),
+                ByteString.fromArrayUnsafe(new byte[1 << 20]));
+        assertEquals(large, await(Source.from(large)
+                .via(streams.outgoingConnection(binding.localAddress()))
+                .runWith(Sink.seq(), system)));
         ExecutionException failed = assertThrows(ExecutionException.class, () -> await(
-                Source.single(ByteString.fromArrayUnsafe(new byte[4097]))
+                Source.single(ByteString.fromArrayUnsafe(new byte[(1 << 20) + 1]))
                         .via(streams.outgoingConnection(binding.localAddress()))
                         .runWith(Sink.ignore(), system)));
-        RdmaStreams.ConnectionFailed cause = assertInstanceOf(RdmaStreams.ConnectionFailed.class, failed.getCause());
-        assertInstanceOf(IllegalArgumentException.class, cause.getCause());
+        assertInstanceOf(Framing.FramingException.class, failed.getCause());
         await(binding.unbind());
         kit.awaitNoLeaks(WAIT);
     }
