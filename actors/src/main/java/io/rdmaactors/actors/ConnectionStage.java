@@ -17,6 +17,7 @@ import org.apache.pekko.stream.Outlet;
 import org.apache.pekko.stream.stage.AbstractGraphStageWithMaterializedValue;
 import org.apache.pekko.stream.stage.AbstractInHandler;
 import org.apache.pekko.stream.stage.AbstractOutHandler;
+import org.apache.pekko.stream.stage.AsyncCallback;
 import org.apache.pekko.stream.stage.GraphStageLogic;
 import org.apache.pekko.util.ByteString;
 import scala.runtime.BoxedUnit;
@@ -24,11 +25,13 @@ import scala.runtime.BoxedUnit;
 /**
  * One RDMA connection as a flow of bytes: the stage's actor is the connection's handler. What
  * upstream gives is cut into Sends of up to the buffer size, each acknowledged by the peer; at most
- * {@code window} are unacknowledged. While the window is full, upstream's chunks gather into the
- * next Send (up to a buffer's worth), so small elements travel many to a message under load and one
- * by one when the connection is idle. Received messages wait for downstream's pull; when
- * {@code window} of them wait, reading is suspended, which holds the peer back. The stage lives on
- * after its ports closed until the connection reports Disconnected, so no event finds it gone.
+ * {@code window} are unacknowledged. A full buffer goes at once; a partial one once the burst
+ * upstream is in has passed (the end of the interpreter's run) or, while the window is full, on
+ * the next ack. So small elements travel many to a message under load, a lone one without delay,
+ * and a peer that echoes sends as many per message as it received. Received messages wait for
+ * downstream's pull; when {@code window} of them wait, reading is suspended, which holds the peer
+ * back. The stage lives on after its ports closed until the connection reports Disconnected, so no
+ * event finds it gone.
  */
 final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<FlowShape<ByteString, ByteString>,
         CompletionStage<RdmaStreams.OutgoingConnection>> {
@@ -82,6 +85,12 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
         private final ArrayDeque<ByteString> received = new ArrayDeque<>();
         /** Bytes from upstream not yet sent: at most one chunk beyond a buffer's worth. */
         private ByteString unsent = ByteString.emptyByteString();
+        /** Sends what gathered in this run of the interpreter, once the run is over. */
+        private final AsyncCallback<BoxedUnit> flush = createAsyncCallback(done -> {
+            flushScheduled = false;
+            send(true);
+        });
+        private boolean flushScheduled;
         private ActorRef<ConnectionCommand> connection;
         private int unacked;
         private boolean writerDone;
@@ -99,13 +108,17 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
                 @Override
                 public void onPush() {
                     unsent = unsent.concat(grab(in));
-                    send();
+                    send(false);
+                    if (!unsent.isEmpty() && !flushScheduled) {
+                        flushScheduled = true;
+                        flush.invoke(BoxedUnit.UNIT);
+                    }
                 }
 
                 @Override
                 public void onUpstreamFinish() {
                     writerDone = true;
-                    send();
+                    send(true);
                 }
 
                 @Override
@@ -141,7 +154,7 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
             if (event instanceof RdmaProtocol.Connected c) {
                 connection = c.connection();
                 connected.complete(new RdmaStreams.OutgoingConnection(c.remote(), c.local()));
-                send();
+                send(true);
             } else if (event instanceof RdmaProtocol.ConnectFailed f) {
                 fail(new RdmaStreams.ConnectionFailed(description + " failed: " + f.reason(), null));
             } else if (event instanceof RdmaProtocol.Received r) {
@@ -174,7 +187,7 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
                 closeWhenBothEnded();
             } else {
                 unacked--;
-                send();
+                send(true);
             }
         }
 
@@ -193,14 +206,15 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
         }
 
         /**
-         * Sends what the window allows, a buffer's worth each, and pulls while less than a buffer's
-         * worth waits; then, once upstream finished and everything went, the end of the stream.
+         * Sends what the window allows, a buffer's worth each (and a partial one if {@code partial}),
+         * and pulls while less than a buffer's worth waits; then, once upstream finished and
+         * everything went, the end of the stream.
          */
-        private void send() {
+        private void send(boolean partial) {
             if (connection == null || disconnected) {
                 return;
             }
-            while (unacked < window && !unsent.isEmpty()) {
+            while (unacked < window && (unsent.size() >= bufferSize || partial && !unsent.isEmpty())) {
                 int length = Math.min(bufferSize, unsent.size());
                 connection.tell(RdmaProtocol.Send.of(unsent.take(length), DATA));
                 unsent = unsent.drop(length);

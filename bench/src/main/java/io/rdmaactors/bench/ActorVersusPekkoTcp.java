@@ -25,6 +25,7 @@ import org.apache.pekko.io.Tcp;
 import org.apache.pekko.io.TcpMessage;
 import org.apache.pekko.japi.pf.ReceiveBuilder;
 import org.apache.pekko.stream.javadsl.Flow;
+import org.apache.pekko.stream.javadsl.Framing;
 import org.apache.pekko.stream.javadsl.Source;
 import org.apache.pekko.util.ByteString;
 
@@ -36,7 +37,9 @@ import org.apache.pekko.util.ByteString;
  * (MB/s); streams use each transport's own flow control: rdma-actors keeps a send queue's worth of
  * Sends outstanding, each answered by Acked; Pekko IO TCP writes with an ack and sends the next
  * write on it. The Streams API against Pekko Streams' {@code Tcp}: an echo of 64 B and 64 KiB
- * elements through {@code outgoingConnection}, MB/s echoed. Rounds interleave the two and alternate
+ * elements through {@code outgoingConnection}, MB/s echoed; TCP carries bytes, so its client and
+ * echo frame the elements with Pekko's simple framing protocol, as RdmaStreams does on the wire, and
+ * both deliver the same elements. Rounds interleave the two and alternate
  * which goes first; the summary gives each side's median and range and the ratio of the medians.
  */
 public final class ActorVersusPekkoTcp {
@@ -203,7 +206,8 @@ public final class ActorVersusPekkoTcp {
         int port = ports[rdma ? 4 : 5];
         Flow<ByteString, ByteString, ?> connection = rdma
                 ? RdmaStreams.get(system).outgoingConnection("127.0.0.1", port)
-                : org.apache.pekko.stream.javadsl.Tcp.get(system).outgoingConnection("127.0.0.1", port);
+                : Framing.simpleFramingProtocol(EchoSinkPeer.FRAME).join(
+                        org.apache.pekko.stream.javadsl.Tcp.get(system).outgoingConnection("127.0.0.1", port));
         ByteString element = ByteString.fromArrayUnsafe(new byte[size]);
         long start = System.nanoTime();
         long echoed = await(Source.repeat(element).take(count).via(connection)

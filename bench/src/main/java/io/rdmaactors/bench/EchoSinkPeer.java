@@ -23,13 +23,15 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.io.Tcp;
 import org.apache.pekko.io.TcpMessage;
 import org.apache.pekko.stream.javadsl.Flow;
+import org.apache.pekko.stream.javadsl.Framing;
 import org.apache.pekko.stream.javadsl.Sink;
 import org.apache.pekko.util.ByteString;
 
 /**
  * The child process of {@link ActorVersusPekkoTcp}: an echo server and a sink server on each
  * transport, rdma-actors on the soft fabric and Pekko IO TCP, and a Streams echo server on each
- * (RdmaStreams, Pekko Streams Tcp), all on 127.0.0.1. It prints {@code PORTS rdmaEcho rdmaSink
+ * (RdmaStreams; Pekko Streams Tcp with Pekko's simple framing, so both echo whole messages), all on
+ * 127.0.0.1. It prints {@code PORTS rdmaEcho rdmaSink
  * tcpEcho tcpSink rdmaStreamsEcho tcpStreamsEcho} and runs until its standard input closes.
  * A sink counts what it receives and answers the last message (RDMA: a Send with an immediate;
  * TCP: the byte total announced in the first 8 bytes) with 8 bytes, so the sender can time the
@@ -39,6 +41,8 @@ public final class EchoSinkPeer {
 
     /** More than IdleConnections keeps in flight, so no request is refused for want of room. */
     private static final int BACKLOG = 512;
+    /** The largest framed message on Pekko Streams Tcp: rdma-actors.max-message-size's default. */
+    static final int FRAME = 16 << 20;
 
     private EchoSinkPeer() {
     }
@@ -60,8 +64,11 @@ public final class EchoSinkPeer {
         int rdmaStreams = RdmaStreams.get(system).bind("127.0.0.1", 0)
                 .to(Sink.foreach(c -> c.handleWith(identity, system))).run(system)
                 .toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress().getPort();
+        // TCP carries bytes: the echo frames its messages as RdmaStreams does, to deliver the same elements
+        Flow<ByteString, ByteString, NotUsed> framedEcho = Framing.simpleFramingProtocol(FRAME).reversed()
+                .join(identity);
         int tcpStreams = org.apache.pekko.stream.javadsl.Tcp.get(system).bind("127.0.0.1", 0)
-                .to(Sink.foreach(c -> c.handleWith(identity, system))).run(system)
+                .to(Sink.foreach(c -> c.handleWith(framedEcho, system))).run(system)
                 .toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress().getPort();
         System.out.printf("PORTS %d %d %d %d %d %d%n", p[0], p[1], p[2], p[3], rdmaStreams, tcpStreams);
         System.out.flush();
