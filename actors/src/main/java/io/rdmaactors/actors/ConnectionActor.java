@@ -108,8 +108,6 @@ final class ConnectionActor {
     private final List<ConnectionCommand> beforeQueuePair = new ArrayList<>();
     /** Established before the QP actor started: Connected waits for it. */
     private EstablishedEarly connectedPending;
-    /** SRQ receives that arrived before the handler had Connected. */
-    private final List<RdmaProtocol.Received> beforeConnected = new ArrayList<>();
     private DisconnectReason closing;
     /** The handler heard how this connection ended (Disconnected or ConnectFailed). */
     private boolean told;
@@ -314,10 +312,7 @@ final class ConnectionActor {
                 })
                 .onMessage(TimedOut.class, t -> connectFailed(id.remoteAddress(),
                         new RdmaProtocol.TimedOut(settings.acceptTimeout())))
-                .onMessage(SharedReceived.class, r -> {
-                    beforeConnected.add(r.received());
-                    return Behaviors.same();
-                })
+                .onMessage(SharedReceived.class, this::onSharedReceived)
                 .onMessage(RdmaProtocol.Export.class, this::onExport)
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
                 .onMessage(HandlerTerminated.class, t -> Behaviors.stopped())
@@ -424,8 +419,6 @@ final class ConnectionActor {
         connected = true;
         handler.tell(new RdmaProtocol.Connected(qpActor, remote, id.localAddress(), privateData));
         qpActor.tell(new QueuePairActor.Open());
-        beforeConnected.forEach(handler::tell);
-        beforeConnected.clear();
     }
 
     private void toQueuePair(ConnectionCommand command) {
@@ -482,12 +475,9 @@ final class ConnectionActor {
         return Behaviors.same();
     }
 
+    /** The QP actor delivers it in order with the rest, once the handler has Connected. */
     private Behavior<ConnectionCommand> onSharedReceived(SharedReceived r) {
-        if (connectedPending != null) {
-            beforeConnected.add(r.received());
-        } else {
-            handler.tell(r.received());
-        }
+        toQueuePair(new QueuePairActor.SharedReceive(r.received()));
         return Behaviors.same();
     }
 

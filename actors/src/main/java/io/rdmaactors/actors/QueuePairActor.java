@@ -5,8 +5,10 @@ import io.rdmaactors.actors.RdmaProtocol.ConnectionClosed;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
 import io.rdmaactors.actors.RdmaProtocol.DataCommand;
+import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.InvalidStateException;
+import io.rdmaactors.verbs.MemoryRegion;
 import io.rdmaactors.verbs.MigrationState;
 import io.rdmaactors.verbs.PostException;
 import io.rdmaactors.verbs.ProtectionDomain;
@@ -19,10 +21,16 @@ import io.rdmaactors.verbs.SendWorkRequest;
 import io.rdmaactors.verbs.WcOpcode;
 import io.rdmaactors.verbs.WcStatus;
 import io.rdmaactors.verbs.WorkCompletion;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -65,6 +73,10 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     record Quiesce() implements Command {
     }
 
+    /** A message this connection's QP took from the listener's shared receive queue. */
+    record SharedReceive(RdmaProtocol.Received received) implements Command {
+    }
+
     /** Posts the data commands gathered since the last flush; it follows them in the mailbox. */
     private record Flush() implements Command {
     }
@@ -85,11 +97,13 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
 
     /** The send and receive slots of a connection, registered as they are first needed. */
     static final class Buffers {
+        final ProtectionDomain pd;
         final RegisteredSlots send;
         /** Null on a shared receive queue. */
         final RegisteredSlots receive;
 
         private Buffers(ProtectionDomain pd, RdmaSettings settings, boolean ownReceives) {
+            this.pd = pd;
             this.send = new RegisteredSlots(pd, settings.bufferSize(), settings.sendQueueDepth());
             this.receive = ownReceives ? new RegisteredSlots(pd, settings.bufferSize(), settings.receiveQueueDepth())
                     : null;
@@ -137,7 +151,37 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         return ReceiveWorkRequest.of(RECEIVE | slot, receive.sge(slot, receive.slotSize()));
     }
 
-    private record Held(int slot, int length, Integer immediate) {
+    /** A message received, in order: in a receive slot, or (a large one) read by rendezvous. */
+    private interface Inbound {
+    }
+
+    private record Held(int slot, int length, Integer immediate) implements Inbound {
+    }
+
+    /** A message from a shared receive queue, its bytes already out of the SRQ's buffer. */
+    private record Copied(RdmaProtocol.Received received) implements Inbound {
+    }
+
+    /** A large message being read; {@code data} is set once the read completed. */
+    private static final class Large implements Inbound {
+        final Integer immediate;
+        ByteString data;
+
+        Large(Integer immediate) {
+            this.immediate = immediate;
+        }
+    }
+
+    /** A work request of this actor's own: the announcement of a large Send, awaiting the peer's Done. */
+    private record LargeSend(RdmaProtocol.Send send, int id, MemoryRegion region) {
+    }
+
+    /** The read of a large message the peer announced, into memory registered for it. */
+    private record LargeRead(Rendezvous.Ready ready, Large into, MemoryRegion region) {
+    }
+
+    /** Tells the peer its large message was read. */
+    private record SendDone(Rendezvous.Done done) {
     }
 
     private final QueuePair qp;
@@ -149,16 +193,27 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private final Buffers buffers;
     private ActorRef<ConnectionEvent> handler;
     private final ActorRef<ConnectionCommand> connection;
-    private final DataCommand[] outstanding;
+    /** What each send slot's work request carries: a user's DataCommand or a rendezvous step. */
+    private final Object[] outstanding;
     private final ArrayDeque<Integer> freeSlots = new ArrayDeque<>();
-    /** Data commands waiting for room in the send queue, oldest first; at most writeQueueLimit beyond that room. */
-    private final ArrayDeque<DataCommand> writeQueue = new ArrayDeque<>();
+    /**
+     * Work waiting for room in the send queue, oldest first: data commands (at most
+     * writeQueueLimit beyond that room) and rendezvous steps.
+     */
+    private final ArrayDeque<Object> writeQueue = new ArrayDeque<>();
     private final int writeQueueLimit;
+    private final int maxMessageSize;
+    /** Large Sends announced, until the peer says Done, by rendezvous id. */
+    private final Map<Integer, LargeSend> announced = new HashMap<>();
+    /** Memory registered for rendezvous, deregistered when its message is through or the connection ends. */
+    private final Set<MemoryRegion> rendezvousRegions = new HashSet<>();
+    private int nextRendezvous;
     /** The first error completion other than a flush: it decides how the connection ended. */
     private RdmaProtocol.WorkRequestFailed failure;
     /** The connection waits for a graceful close: tell it Quiesced once nothing is outstanding. */
     private boolean quiescing;
-    private final ArrayDeque<Held> held = new ArrayDeque<>();
+    /** Received messages not yet delivered, in order: reading is suspended, or a large one is still being read. */
+    private final ArrayDeque<Inbound> inbound = new ArrayDeque<>();
     /** Data commands of this mailbox run, posted together by the Flush that follows them. */
     private final List<DataCommand> pending = new ArrayList<>();
     /** Receives delivered in this poll, reposted together. */
@@ -200,8 +255,9 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         this.handler = handler;
         this.connection = connection;
         this.spinNanos = settings.completionSpin().toNanos();
-        this.outstanding = new DataCommand[buffers.send.capacity()];
+        this.outstanding = new Object[buffers.send.capacity()];
         this.writeQueueLimit = settings.writeQueue();
+        this.maxMessageSize = settings.maxMessageSize();
         this.completions = completions;
         completions.route(ctx.getSelf(), new Notified(), ChannelFailed::new);
         completions.rearm();
@@ -246,6 +302,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                     pollAll();
                     failPending("the connection closed");
                     failOutstanding("the connection closed");
+                    releaseRendezvous("the connection closed");
                     closed = true;
                     closing = true;
                     connection.tell(new ConnectionActor.QueuePairDrained(failure));
@@ -256,11 +313,16 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                     connection.tell(r);
                     return this;
                 })
+                .onMessage(SharedReceive.class, r -> {
+                    onSharedReceive(r.received());
+                    return this;
+                })
                 .onMessage(ConnectionCommand.class, this::toConnection)
                 .onSignal(PostStop.class, s -> {
                     completions.silence();
                     failPending("the connection stopped");
                     failOutstanding("the connection stopped");
+                    releaseRendezvous("the connection stopped");
                     return this;
                 })
                 .build();
@@ -323,16 +385,19 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         int[] slots = new int[n];
         int count = 0;
         for (int i = 0; i < n; i++) {
-            DataCommand command = writeQueue.poll();
+            Object item = writeQueue.poll();
             int slot = takeSlot();
             try {
-                requests[count] = request(command, slot);
+                if (item instanceof RdmaProtocol.Send send && send.data().size() > buffers.send.slotSize()) {
+                    item = announce(send);
+                }
+                requests[count] = request(item, slot);
             } catch (RuntimeException e) {
                 releaseSlot(slot);
-                handler.tell(new CommandFailed(command, e));
+                fail(item, e);
                 continue;
             }
-            outstanding[slot] = command;
+            outstanding[slot] = item;
             slots[count++] = slot;
         }
         for (int from = 0; from < count; ) {
@@ -377,22 +442,68 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     }
 
     private void unpost(int slot, RuntimeException cause) {
-        DataCommand command = outstanding[slot];
+        Object item = outstanding[slot];
         outstanding[slot] = null;
         releaseSlot(slot);
-        handler.tell(new CommandFailed(command, cause));
+        fail(item, cause);
+    }
+
+    /**
+     * Answers a work item that will not complete: a user's command with CommandFailed; a rendezvous
+     * step frees its memory, and a read the peer waits for ends the connection (the message is lost).
+     */
+    private void fail(Object item, Throwable cause) {
+        if (item instanceof DataCommand command) {
+            handler.tell(new CommandFailed(command, cause));
+        } else if (item instanceof LargeSend large) {
+            release(large.region());
+            handler.tell(new CommandFailed(large.send(), cause));
+        } else if (item instanceof LargeRead read) {
+            release(read.region());
+            if (!closing) {
+                connection.tell(new ConnectionActor.QueuePairFailed(cause));
+            }
+        }
     }
 
     private void failPending(String why) {
         flushScheduled = false;
         pending.forEach(c -> handler.tell(new CommandFailed(c, new ConnectionClosed(why))));
         pending.clear();
-        writeQueue.forEach(c -> handler.tell(new CommandFailed(c, new ConnectionClosed(why))));
+        writeQueue.forEach(item -> fail(item, new ConnectionClosed(why)));
         writeQueue.clear();
     }
 
+    /** Large Sends whose Done never came fail; every region registered for rendezvous is deregistered. */
+    private void releaseRendezvous(String why) {
+        announced.values().forEach(large -> handler.tell(new CommandFailed(large.send(), new ConnectionClosed(why))));
+        announced.clear();
+        rendezvousRegions.forEach(MemoryRegion::close);
+        rendezvousRegions.clear();
+    }
+
+    private void release(MemoryRegion region) {
+        if (rendezvousRegions.remove(region)) {
+            region.close();
+        }
+    }
+
+    /** Registers a large Send for the peer to read; the work request posted is its announcement. */
+    private LargeSend announce(RdmaProtocol.Send send) {
+        if (send.data().size() > maxMessageSize) {
+            throw new IllegalArgumentException(send.data().size() + " bytes exceed the largest message of "
+                    + maxMessageSize + " (rdma-actors.max-message-size)");
+        }
+        ByteBuffer memory = ByteBuffer.allocateDirect(send.data().size());
+        send.data().copyToBuffer(memory);
+        memory.flip();
+        MemoryRegion region = buffers.pd.register(memory, Set.of(Access.REMOTE_READ));
+        rendezvousRegions.add(region);
+        return new LargeSend(send, nextRendezvous++, region);
+    }
+
     private void reportQuiesced() {
-        if (quiescing && writeQueue.isEmpty() && room() == buffers.send.capacity()) {
+        if (quiescing && writeQueue.isEmpty() && announced.isEmpty() && room() == buffers.send.capacity()) {
             quiescing = false;
             connection.tell(new ConnectionActor.QueuePairQuiesced());
         }
@@ -446,7 +557,20 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         return this;
     }
 
-    private SendWorkRequest request(DataCommand command, int slot) {
+    private SendWorkRequest request(Object command, int slot) {
+        if (command instanceof LargeSend large) {
+            MemoryRegion region = large.region();
+            return SendWorkRequest.sendWithImmediate(slot, RdmaProtocol.RESERVED_IMMEDIATE, copyIn(slot,
+                    new Rendezvous.Ready(large.id(), region.length(), region.address(), region.rkey(),
+                            large.send().immediate()).encode()));
+        }
+        if (command instanceof LargeRead read) {
+            return SendWorkRequest.read(slot, read.ready().address(), read.ready().rkey(), read.region().sge());
+        }
+        if (command instanceof SendDone done) {
+            return SendWorkRequest.sendWithImmediate(slot, RdmaProtocol.RESERVED_IMMEDIATE,
+                    copyIn(slot, done.done().encode()));
+        }
         if (command instanceof RdmaProtocol.Send s) {
             ScatterGatherElement sge = copyIn(slot, s.data());
             return s.immediate() == null ? SendWorkRequest.send(slot, sge)
@@ -545,21 +669,38 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
 
     private void onSendCompletion(WorkCompletion wc) {
         int slot = (int) wc.wrId();
-        DataCommand command = outstanding[slot];
-        if (command == null) {
+        Object item = outstanding[slot];
+        if (item == null) {
             return; // already answered when the connection closed
         }
         outstanding[slot] = null;
         releaseSlot(slot);
         if (!wc.isSuccess()) {
             RdmaProtocol.WorkRequestFailed failed = new RdmaProtocol.WorkRequestFailed(wc.status());
-            handler.tell(new CommandFailed(command, failed));
-            if (wc.status() != WcStatus.WR_FLUSH_ERR && failure == null) {
-                // an error completion leaves the QP in ERR: the connection cannot carry anything more
+            boolean first = wc.status() != WcStatus.WR_FLUSH_ERR && failure == null;
+            if (first) {
                 failure = failed;
+            }
+            fail(item, failed);
+            if (first) {
+                // an error completion leaves the QP in ERR: the connection cannot carry anything more
                 connection.tell(new ConnectionActor.QueuePairFailed(failed));
             }
             return;
+        }
+        if (item instanceof LargeSend large) {
+            announced.put(large.id(), large); // acknowledged when the peer says Done
+            return;
+        }
+        if (item instanceof LargeRead read) {
+            read.into().data = ByteString.fromByteBuffer(read.region().buffer());
+            release(read.region());
+            writeQueue.add(new SendDone(new Rendezvous.Done(read.ready().id())));
+            deliverHeld();
+            return;
+        }
+        if (!(item instanceof DataCommand command)) {
+            return; // a Done went out
         }
         if (command instanceof RdmaProtocol.Read) {
             handler.tell(new RdmaProtocol.ReadCompleted(command.ack(), copyOut(buffers.send, slot, wc.byteLen())));
@@ -575,17 +716,71 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         if (!wc.isSuccess()) {
             return; // flushed: the connection is going away
         }
+        int slot = (int) (wc.wrId() & ~RECEIVE);
+        if (wc.hasImmediate() && wc.immData() == RdmaProtocol.RESERVED_IMMEDIATE
+                && wc.opcode() != WcOpcode.RECV_RDMA_WITH_IMM) {
+            ByteBuffer control = buffers.receive.memory(slot).duplicate().order(ByteOrder.BIG_ENDIAN)
+                    .position(buffers.receive.offset(slot)).limit(buffers.receive.offset(slot) + wc.byteLen());
+            onControl(Rendezvous.decode(control));
+            reposts.add(receiveRequest(buffers.receive, slot));
+            return;
+        }
         // a write with immediate put its data in exported memory: the receive carries only the immediate
         int length = wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM ? 0 : wc.byteLen();
-        Held h = new Held((int) (wc.wrId() & ~RECEIVE), length, wc.hasImmediate() ? wc.immData() : null);
-        if (readingSuspended || !open) {
-            held.add(h);
+        Held h = new Held(slot, length, wc.hasImmediate() ? wc.immData() : null);
+        if (readingSuspended || !open || !inbound.isEmpty()) {
+            inbound.add(h);
         } else {
             deliver(h);
         }
     }
 
-    private void deliver(Held h) {
+    private void onSharedReceive(RdmaProtocol.Received received) {
+        if (received.immediate() != null && received.immediate() == RdmaProtocol.RESERVED_IMMEDIATE
+                && !received.data().isEmpty()) {
+            onControl(Rendezvous.decode(received.data().asByteBuffer()));
+            postQueued();
+        } else if (readingSuspended || !open || !inbound.isEmpty()) {
+            inbound.add(new Copied(received));
+        } else {
+            deliver(new Copied(received));
+        }
+    }
+
+    /** The peer announced a large message (read it, in its place among the received ones) or read ours. */
+    private void onControl(Object message) {
+        if (message instanceof Rendezvous.Ready ready) {
+            if (ready.length() > maxMessageSize || ready.length() < 0) {
+                connection.tell(new ConnectionActor.QueuePairFailed(new IllegalStateException("the peer announced "
+                        + ready.length() + " bytes, beyond rdma-actors.max-message-size of " + maxMessageSize)));
+                return;
+            }
+            Large large = new Large(ready.immediate());
+            MemoryRegion region = buffers.pd.register(ByteBuffer.allocateDirect(ready.length()));
+            rendezvousRegions.add(region);
+            inbound.add(large);
+            writeQueue.add(new LargeRead(ready, large, region));
+        } else if (message instanceof Rendezvous.Done done) {
+            LargeSend large = announced.remove(done.id());
+            if (large != null) {
+                release(large.region());
+                if (large.send().ack() != null) {
+                    handler.tell(new RdmaProtocol.Acked(large.send().ack()));
+                }
+            }
+        }
+    }
+
+    private void deliver(Inbound message) {
+        if (message instanceof Large large) {
+            handler.tell(new RdmaProtocol.Received(large.data, large.immediate));
+            return;
+        }
+        if (message instanceof Copied copied) {
+            handler.tell(copied.received());
+            return;
+        }
+        Held h = (Held) message;
         handler.tell(new RdmaProtocol.Received(copyOut(buffers.receive, h.slot(), h.length()), h.immediate()));
         if (!closed) {
             reposts.add(receiveRequest(buffers.receive, h.slot()));
@@ -620,8 +815,9 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     }
 
     private void deliverHeld() {
-        while (open && !readingSuspended && !held.isEmpty()) {
-            deliver(held.poll());
+        while (open && !readingSuspended && !inbound.isEmpty()
+                && !(inbound.peek() instanceof Large large && large.data == null)) {
+            deliver(inbound.poll());
         }
         repostReceives();
     }
@@ -644,11 +840,11 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
 
     private void failOutstanding(String why) {
         for (int slot = 0; slot < outstanding.length; slot++) {
-            DataCommand command = outstanding[slot];
-            if (command != null) {
+            Object item = outstanding[slot];
+            if (item != null) {
                 outstanding[slot] = null;
                 releaseSlot(slot);
-                handler.tell(new CommandFailed(command, new ConnectionClosed(why)));
+                fail(item, new ConnectionClosed(why));
             }
         }
     }

@@ -196,6 +196,18 @@ public final class RdmaProtocol {
         }
     }
 
+    /**
+     * The immediate value rdma-actors keeps for itself: the control messages of a Send larger than
+     * the buffer size carry it, so a Send or Write of the user's may not.
+     */
+    public static final int RESERVED_IMMEDIATE = 0x52445a56;
+
+    private static void checkImmediate(Integer immediate) {
+        if (immediate != null && immediate == RESERVED_IMMEDIATE) {
+            throw new IllegalArgumentException("the immediate 0x52445a56 is reserved for rdma-actors' large messages");
+        }
+    }
+
     /** A command that moves data; {@code ack} (if not null) comes back in its {@link Acked} or result. */
     public sealed interface DataCommand extends ConnectionCommand
             permits Send, Write, Read, FetchAdd, CompareSwap {
@@ -203,13 +215,15 @@ public final class RdmaProtocol {
     }
 
     /**
-     * A two-sided send into the peer's next receive, arriving there as one {@link Received};
-     * {@code immediate} may be null. Up to {@code buffer-size} bytes; with an {@code ack}, answered
-     * with {@link Acked} once the peer has it.
+     * A two-sided send, arriving at the peer as one {@link Received}; {@code immediate} may be null.
+     * Up to {@code buffer-size} bytes it goes into the peer's next receive; a larger one, up to
+     * {@code max-message-size}, is announced and RDMA-read by the peer (rendezvous), in its place
+     * among the others. With an {@code ack}, answered with {@link Acked} once the peer has it.
      */
     public record Send(ByteString data, Integer immediate, Object ack) implements DataCommand {
         public Send {
             Objects.requireNonNull(data, "data");
+            checkImmediate(immediate);
         }
 
         public static Send of(ByteString data) {
@@ -236,6 +250,7 @@ public final class RdmaProtocol {
         public Write {
             Objects.requireNonNull(target, "target");
             Objects.requireNonNull(data, "data");
+            checkImmediate(immediate);
             target.at(offset, data.size());
         }
 

@@ -14,9 +14,10 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
 
     public RdmaSettings {
         fabricOptions = Map.copyOf(fabricOptions);
-        if (sendQueueDepth < 1 || receiveQueueDepth < 1 || bufferSize < 8 || writeQueue < 0 || maxMessageSize < 1) {
+        // a receive buffer holds a rendezvous announcement at least
+        if (sendQueueDepth < 1 || receiveQueueDepth < 1 || bufferSize < 32 || writeQueue < 0 || maxMessageSize < 1) {
             throw new IllegalArgumentException("queue depths and max-message-size must be positive, buffer-size at"
-                    + " least 8 and write-queue not negative");
+                    + " least 32 and write-queue not negative");
         }
         if (completionPollers < 1 || completionSpin.isNegative()) {
             throw new IllegalArgumentException("completion-pollers must be positive and completion-spin not negative");
