@@ -32,8 +32,8 @@ import org.apache.pekko.util.ByteString;
 /**
  * rdma-actors on the soft fabric against what a Pekko user would pick instead, Pekko TCP, between
  * two JVMs on 127.0.0.1: this process is the client of both, the child ({@link EchoSinkPeer})
- * serves both. The typed API against Pekko IO ({@code Tcp}): ping-pong of 64 B and 4 KiB (every
- * round trip in an HdrHistogram, p50 and p99), and one-way streaming of 64 B (msg/s) and 64 KiB
+ * serves both. The typed API against Pekko IO ({@code Tcp}): ping-pong of 64 B, 4 KiB and 16 MiB
+ * (every round trip in an HdrHistogram, p50 and p99; 16 MiB Sends go by rendezvous), and one-way streaming of 64 B (msg/s) and 64 KiB
  * (MB/s); streams use each transport's own flow control: rdma-actors keeps a send queue's worth of
  * Sends outstanding, each answered by Acked; Pekko IO TCP writes with an ack and sends the next
  * write on it. The Streams API against Pekko Streams' {@code Tcp}: an echo of 64 B and 64 KiB
@@ -47,7 +47,7 @@ public final class ActorVersusPekkoTcp {
     private static final String USAGE = "ActorVersusPekkoTcp [--rounds=N measured rounds, default 5]"
             + " [--pings=N round trips per ping-pong, default 5000] [--messages=N per 64 B stream, default 100000]"
             + " [--large=N per 64 KiB stream, default 4000] [--echoes=N per 64 B Streams echo, default 100000]"
-            + " [--large-echoes=N per 64 KiB Streams echo, default 2000]";
+            + " [--large-echoes=N per 64 KiB Streams echo, default 2000] [--huge=N 16 MiB round trips, default 20]";
     /** A send queue's worth (64) less one slot for the end marker. */
     private static final int WINDOW = 63;
     private static final long STEP_SECONDS = 120;
@@ -73,15 +73,16 @@ public final class ActorVersusPekkoTcp {
 
     public static void main(String[] args) {
         BenchSupport.Options o = new BenchSupport.Options(args, USAGE, "rounds", "pings", "messages", "large",
-                "echoes", "large-echoes");
+                "echoes", "large-echoes", "huge");
         int rounds = o.integer("rounds", 5, 1);
         Counts counts = new Counts(o.integer("pings", 5_000, 1), o.integer("messages", 100_000, 1),
-                o.integer("large", 4_000, 1), o.integer("echoes", 100_000, 1), o.integer("large-echoes", 2_000, 1));
+                o.integer("large", 4_000, 1), o.integer("echoes", 100_000, 1), o.integer("large-echoes", 2_000, 1),
+                o.integer("huge", 20, 1));
         BenchSupport.runOrReport("ActorVersusPekkoTcp", () -> run(rounds, counts));
     }
 
-    /** Round trips per ping-pong, messages per stream, elements per Streams echo. */
-    private record Counts(int pings, int messages, int large, int echoes, int largeEchoes) {
+    /** Round trips per ping-pong, messages per stream, elements per Streams echo, 16 MiB round trips. */
+    private record Counts(int pings, int messages, int large, int echoes, int largeEchoes, int huge) {
     }
 
     private static void run(int rounds, Counts counts) throws Exception {
@@ -130,6 +131,7 @@ public final class ActorVersusPekkoTcp {
         int messages = counts.messages();
         int large = counts.large();
         List<Workload> workloads = List.of(pingPong(64, counts.pings()), pingPong(4096, counts.pings()),
+                pingPong(16 << 20, counts.huge()),
                 new Workload("stream 64 B", List.of("msg/s"), false, rdma -> new double[] {
                     messages / (rdma ? rdmaStream(64, messages) : tcpStream(64, messages))}),
                 new Workload("stream 64 KiB", List.of("MB/s"), false, rdma -> new double[] {
@@ -191,7 +193,8 @@ public final class ActorVersusPekkoTcp {
 
     /** Round trips in microseconds: p50 and p99 of one run. */
     private Workload pingPong(int size, int count) {
-        return new Workload("ping-pong " + (size >= 1024 ? size / 1024 + " KiB" : size + " B"), List.of("p50 us",
+        String bytes = size >= 1 << 20 ? (size >> 20) + " MiB" : size >= 1024 ? size / 1024 + " KiB" : size + " B";
+        return new Workload("ping-pong " + bytes, List.of("p50 us",
                 "p99 us"), true, rdma -> {
                     Histogram h = rdma ? rdmaPingPong(size, count) : tcpPingPong(size, count);
                     return new double[] {h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0};
