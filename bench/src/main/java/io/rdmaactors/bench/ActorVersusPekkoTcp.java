@@ -9,8 +9,11 @@ import java.io.InputStreamReader;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.HdrHistogram.Histogram;
@@ -47,13 +50,17 @@ public final class ActorVersusPekkoTcp {
     private static final String USAGE = "ActorVersusPekkoTcp [--rounds=N measured rounds, default 5]"
             + " [--pings=N round trips per ping-pong, default 5000] [--messages=N per 64 B stream, default 100000]"
             + " [--large=N per 64 KiB stream, default 4000] [--echoes=N per 64 B Streams echo, default 100000]"
-            + " [--large-echoes=N per 64 KiB Streams echo, default 2000] [--huge=N 16 MiB round trips, default 20]";
+            + " [--large-echoes=N per 64 KiB Streams echo, default 2000] [--huge=N 16 MiB round trips, default 20]"
+            + " [--charts=DIR for the PNG charts, default bench/target/charts]";
     /** A send queue's worth (64) less one slot for the end marker. */
     private static final int WINDOW = 63;
     private static final long STEP_SECONDS = 120;
 
     private final ActorSystem<Void> system;
     private final int[] ports;
+    /** Every measured round trip of the 64 B and 4 KiB ping-pongs, by series name, for the percentile chart. */
+    private final Map<String, Histogram> roundTrips = new LinkedHashMap<>();
+    private boolean measuring;
 
     private ActorVersusPekkoTcp(ActorSystem<Void> system, int[] ports) {
         this.system = system;
@@ -73,19 +80,20 @@ public final class ActorVersusPekkoTcp {
 
     public static void main(String[] args) {
         BenchSupport.Options o = new BenchSupport.Options(args, USAGE, "rounds", "pings", "messages", "large",
-                "echoes", "large-echoes", "huge");
+                "echoes", "large-echoes", "huge", "charts");
         int rounds = o.integer("rounds", 5, 1);
         Counts counts = new Counts(o.integer("pings", 5_000, 1), o.integer("messages", 100_000, 1),
                 o.integer("large", 4_000, 1), o.integer("echoes", 100_000, 1), o.integer("large-echoes", 2_000, 1),
                 o.integer("huge", 20, 1));
-        BenchSupport.runOrReport("ActorVersusPekkoTcp", () -> run(rounds, counts));
+        Path charts = Path.of(o.string("charts", "bench/target/charts"));
+        BenchSupport.runOrReport("ActorVersusPekkoTcp", () -> run(rounds, counts, charts));
     }
 
     /** Round trips per ping-pong, messages per stream, elements per Streams echo, 16 MiB round trips. */
     private record Counts(int pings, int messages, int large, int echoes, int largeEchoes, int huge) {
     }
 
-    private static void run(int rounds, Counts counts) throws Exception {
+    private static void run(int rounds, Counts counts, Path charts) throws Exception {
         // 64 KiB messages need 64 KiB buffers; both sides use the same settings for every workload
         int bufferSize = 64 * 1024;
         System.out.printf("ActorVersusPekkoTcp: rdma-actors on the soft fabric vs Pekko TCP, two JVMs on"
@@ -116,7 +124,7 @@ public final class ActorVersusPekkoTcp {
             for (int i = 0; i < ports.length; i++) {
                 ports[i] = Integer.parseInt(p[i + 1]);
             }
-            new ActorVersusPekkoTcp(system, ports).rounds(rounds, counts);
+            new ActorVersusPekkoTcp(system, ports).rounds(rounds, counts, charts);
         } finally {
             child.getOutputStream().close();
             system.terminate();
@@ -127,7 +135,7 @@ public final class ActorVersusPekkoTcp {
         }
     }
 
-    private void rounds(int rounds, Counts counts) throws Exception {
+    private void rounds(int rounds, Counts counts, Path charts) throws Exception {
         int messages = counts.messages();
         int large = counts.large();
         List<Workload> workloads = List.of(pingPong(64, counts.pings()), pingPong(4096, counts.pings()),
@@ -144,6 +152,7 @@ public final class ActorVersusPekkoTcp {
         double[][][][] results = new double[workloads.size()][2][2][rounds];
         for (int r = -1; r < rounds; r++) {
             // round 0 (printed as warm-up) warms both sides' JITs and is not counted
+            measuring = r >= 0;
             for (int w = 0; w < workloads.size(); w++) {
                 Workload workload = workloads.get(w);
                 boolean rdmaFirst = Math.floorMod(r, 2) == 0;
@@ -181,6 +190,27 @@ public final class ActorVersusPekkoTcp {
             }
         }
         System.out.println(summary);
+        chart(workloads, results, charts);
+    }
+
+    /** The round trips' percentiles, and each rate's median relative to Pekko TCP's (rates span decades). */
+    private void chart(List<Workload> workloads, double[][][][] results, Path dir) {
+        Path latency = BenchCharts.percentiles(dir, "actor-vs-pekko-tcp-latency.png",
+                "Round trip, two JVMs: rdma-actors (soft fabric) vs Pekko IO TCP", roundTrips);
+        List<String> categories = new ArrayList<>();
+        List<Double> ratios = new ArrayList<>();
+        for (int w = 0; w < workloads.size(); w++) {
+            if (!workloads.get(w).latency()) {
+                categories.add(workloads.get(w).name());
+                ratios.add(BenchSupport.median(results[w][0][0]) / BenchSupport.median(results[w][0][1]));
+            }
+        }
+        Map<String, double[]> series = new LinkedHashMap<>();
+        series.put("rdma-actors (soft fabric)", ratios.stream().mapToDouble(Double::doubleValue).toArray());
+        series.put("Pekko TCP", ratios.stream().mapToDouble(r -> 1.0).toArray());
+        Path rates = BenchCharts.bars(dir, "actor-vs-pekko-tcp-rates.png",
+                "Throughput relative to Pekko TCP, two JVMs (medians)", "x Pekko TCP", categories, series);
+        System.out.println("charts: " + latency + ", " + rates);
     }
 
     private static double min(double[] v) {
@@ -197,6 +227,10 @@ public final class ActorVersusPekkoTcp {
         return new Workload("ping-pong " + bytes, List.of("p50 us",
                 "p99 us"), true, rdma -> {
                     Histogram h = rdma ? rdmaPingPong(size, count) : tcpPingPong(size, count);
+                    if (measuring && size <= 4096) {
+                        roundTrips.computeIfAbsent((rdma ? "rdma-actors " : "Pekko IO TCP ") + bytes,
+                                name -> new Histogram(3_600_000_000L, 3)).add(h);
+                    }
                     return new double[] {h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0};
                 });
     }

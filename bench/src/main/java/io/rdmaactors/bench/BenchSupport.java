@@ -49,6 +49,10 @@ public final class BenchSupport {
             }
         }
 
+        String string(String name, String defaultValue) {
+            return values.getOrDefault(name, defaultValue);
+        }
+
         int integer(String name, int defaultValue, int min) {
             String v = values.get(name);
             int n = v == null ? defaultValue : Integer.parseInt(v.replace("_", ""));

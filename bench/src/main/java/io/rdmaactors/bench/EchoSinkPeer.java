@@ -201,13 +201,37 @@ public final class EchoSinkPeer {
         }
     }
 
+    /**
+     * Echoes what it receives with ack-based writing, as Pekko IO wants: one write in flight, what
+     * arrives meanwhile gathered into the next (a 16 MiB message arrives in many pieces).
+     */
     static final class TcpEcho extends AbstractActor {
+        private static final Tcp.Event WRITTEN = new Tcp.Event() {
+        };
+        private ByteString unsent = ByteString.emptyByteString();
+        private boolean writing;
+
         @Override
         public Receive createReceive() {
             return receiveBuilder()
-                    .match(Tcp.Received.class, r -> getSender().tell(TcpMessage.write(r.data()), getSelf()))
+                    .match(Tcp.Received.class, r -> {
+                        unsent = unsent.concat(r.data());
+                        write();
+                    })
+                    .matchEquals(WRITTEN, w -> {
+                        writing = false;
+                        write();
+                    })
                     .match(Tcp.ConnectionClosed.class, c -> getContext().stop(getSelf()))
                     .build();
+        }
+
+        private void write() {
+            if (!writing && !unsent.isEmpty()) {
+                writing = true;
+                getSender().tell(TcpMessage.write(unsent, WRITTEN), getSelf());
+                unsent = ByteString.emptyByteString();
+            }
         }
     }
 

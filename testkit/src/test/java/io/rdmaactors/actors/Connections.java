@@ -20,6 +20,8 @@ import org.junit.jupiter.api.Assumptions;
 final class Connections {
 
     static final Duration WAIT = Duration.ofSeconds(10);
+    /** How long a test waits for hundreds of messages: a liveness bound, generous for emulated rdma-core. */
+    static final Duration STREAM_WAIT = Duration.ofSeconds(120);
 
     record Listener(TestProbe<ListenerEvent> bind, RdmaProtocol.Listening listening) {
     }

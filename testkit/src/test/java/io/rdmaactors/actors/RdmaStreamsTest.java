@@ -57,8 +57,9 @@ class RdmaStreamsTest {
         return messages;
     }
 
+    /** Whole streams under emulation (rdma-core's rxe in a TCG guest) take far longer than a step. */
     private static <T> T await(CompletionStage<T> stage) throws Exception {
-        return stage.toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        return stage.toCompletableFuture().get(Connections.STREAM_WAIT.toSeconds(), TimeUnit.SECONDS);
     }
 
     private RdmaStreams.ServerBinding echoServer(Flow<ByteString, ByteString, ?> handler) throws Exception {

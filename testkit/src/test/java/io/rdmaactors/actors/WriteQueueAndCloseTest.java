@@ -52,7 +52,7 @@ class WriteQueueAndCloseTest {
     }
 
     private static void assertReceivedInOrder(TestProbe<ConnectionEvent> events, int count) {
-        List<ConnectionEvent> received = events.receiveSeveralMessages(count, WAIT);
+        List<ConnectionEvent> received = events.receiveSeveralMessages(count, Connections.STREAM_WAIT);
         for (int n = 0; n < count; n++) {
             assertEquals(n, ((RdmaProtocol.Received) received.get(n)).data().asByteBuffer().getInt(), "in order");
         }
@@ -70,7 +70,7 @@ class WriteQueueAndCloseTest {
         pair.server().tell(new RdmaProtocol.ResumeReading());
         assertReceivedInOrder(pair.serverEvents(), 300);
         Set<Object> acked = new HashSet<>();
-        for (ConnectionEvent e : pair.clientEvents().receiveSeveralMessages(300, WAIT)) {
+        for (ConnectionEvent e : pair.clientEvents().receiveSeveralMessages(300, Connections.STREAM_WAIT)) {
             assertTrue(acked.add(assertInstanceOf(RdmaProtocol.Acked.class, e).token()), "acked once: " + e);
         }
         Connections.close(kit, pair);
