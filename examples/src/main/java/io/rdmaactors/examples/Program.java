@@ -51,6 +51,30 @@ final class Program {
     /** Where a program's actors report how it ended; the first report wins, from any thread. */
     static final class Result {
         private final CompletableFuture<String> line = new CompletableFuture<>();
+        private final RdmaFlags.Role role;
+        private String clientLine;
+        private String serverLine;
+
+        Result(RdmaFlags.Role role) {
+            this.role = role;
+        }
+
+        /**
+         * One side's line: the program succeeds once each side this process plays has reported,
+         * the client's line first when it plays both.
+         */
+        synchronized void report(RdmaFlags.Role side, String report) {
+            if (side == RdmaFlags.Role.CLIENT) {
+                clientLine = report;
+            } else {
+                serverLine = report;
+            }
+            if (role != RdmaFlags.Role.BOTH) {
+                succeed(report);
+            } else if (clientLine != null && serverLine != null) {
+                succeed(clientLine + System.lineSeparator() + serverLine);
+            }
+        }
 
         void succeed(String report) {
             line.complete(report);
@@ -86,7 +110,7 @@ final class Program {
                 .withFallback(ConfigFactory.load());
         // SLF4J set up before Pekko's threads log, or it replays their first calls with a warning
         LoggerFactory.getILoggerFactory();
-        Result result = new Result();
+        Result result = new Result(flags.role());
         ActorSystem<T> system = ActorSystem.create(guardian.apply(result), name, merged);
         system.getWhenTerminated().thenRun(() -> result.fail("the actor system stopped before the program ended"));
         AskPattern.<RdmaProtocol.ManagerCommand, Fabric>ask(Rdma.get(system).manager(), RdmaProtocol.GetFabric::new,
