@@ -4,7 +4,6 @@ import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
-import io.rdmaactors.actors.RdmaProtocol.ListenerEvent;
 import io.rdmaactors.actors.RemoteRegion;
 import io.rdmaactors.verbs.Access;
 import java.net.InetSocketAddress;
@@ -55,9 +54,6 @@ public final class Atomics implements Callable<Integer> {
     private interface Msg {
     }
 
-    private record FromListener(ListenerEvent event) implements Msg {
-    }
-
     /** A client's successful originals and how many swaps it had to retry. */
     private record ClientDone(List<Long> originals, int retries) implements Msg {
     }
@@ -83,31 +79,18 @@ public final class Atomics implements Callable<Integer> {
             // atomics work on host-order words: read the counter the way the device writes it
             ByteBuffer counter = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
             if (flags.role() == RdmaFlags.Role.CLIENT) {
-                startClients(ctx, flags.serverAddress(), result);
+                startClients(ctx, flags.serverAddress(), ctx.getSelf(), result);
             } else {
-                Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(flags.bind(),
-                        ctx.messageAdapter(ListenerEvent.class, FromListener::new), MAX_CLIENTS));
+                ctx.spawn(Program.listener(NAME, flags, result, MAX_CLIENTS, false,
+                        (c, server) -> startClients(c, server, ctx.getSelf(), result),
+                        (c, request) -> request.connection().tell(new RdmaProtocol.Accept(
+                                c.spawnAnonymous(exporter(counter, ctx.getSelf(), result)), null))), "listener");
             }
             List<Long> originals = new ArrayList<>();
             int[] clientsDone = {0};
             int[] agentsDone = {0};
             int[] retries = {0};
             return Behaviors.receive(Msg.class)
-                    .onMessage(FromListener.class, f -> f.event() instanceof RdmaProtocol.Listening, f -> {
-                        InetSocketAddress server = ((RdmaProtocol.Listening) f.event()).localAddress();
-                        if (flags.role() == RdmaFlags.Role.SERVER) {
-                            Program.announce(NAME, server);
-                        } else {
-                            startClients(ctx, server, result);
-                        }
-                        return Behaviors.same();
-                    })
-                    .onMessage(FromListener.class, f -> f.event() instanceof RdmaProtocol.ConnectionRequested, f -> {
-                        ((RdmaProtocol.ConnectionRequested) f.event()).connection().tell(
-                                new RdmaProtocol.Accept(ctx.spawnAnonymous(exporter(counter, ctx.getSelf(), result)),
-                                        null));
-                        return Behaviors.same();
-                    })
                     .onMessage(ClientDone.class, d -> {
                         originals.addAll(d.originals());
                         retries[0] += d.retries();
@@ -142,9 +125,10 @@ public final class Atomics implements Callable<Integer> {
         });
     }
 
-    private void startClients(ActorContext<Msg> ctx, InetSocketAddress server, Program.Result result) {
+    private void startClients(ActorContext<?> ctx, InetSocketAddress server, ActorRef<Msg> guardian,
+                              Program.Result result) {
         for (int c = 0; c < clients; c++) {
-            ctx.spawn(Behaviors.<ConnectionEvent>setup(x -> new Incrementer(x, server, ctx.getSelf(), result)),
+            ctx.spawn(Behaviors.<ConnectionEvent>setup(x -> new Incrementer(x, server, guardian, result)),
                     "client-" + c);
         }
     }

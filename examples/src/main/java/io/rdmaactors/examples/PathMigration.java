@@ -47,12 +47,8 @@ public final class PathMigration implements Callable<Integer> {
     private interface Msg {
     }
 
-    private record FromListener(ListenerEvent event) implements Msg {
-    }
-
     private record FabricIs(Fabric fabric) implements Msg {
     }
-
 
     @Override
     public Integer call() {
@@ -61,25 +57,18 @@ public final class PathMigration implements Callable<Integer> {
         return Program.run(NAME, flags, "", Duration.ofSeconds(30), this::guardian);
     }
 
-    /** Listens unless it is only the client; the client waits for the fault injector, which cuts its port 1. */
+    /**
+     * The server listens at once; a client first needs the fault injector, which cuts its port 1,
+     * so with both roles here the listener, which starts the client, waits for it too.
+     */
     private Behavior<Msg> guardian(Program.Result result) {
         return Behaviors.setup(ctx -> {
-            if (flags.role() != RdmaFlags.Role.SERVER) {
+            if (flags.role() == RdmaFlags.Role.SERVER) {
+                ctx.spawn(listener(null, result), "listener");
+            } else {
                 Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.GetFabric(
                         ctx.messageAdapter(Fabric.class, FabricIs::new)));
             }
-            if (flags.role() != RdmaFlags.Role.CLIENT) {
-                Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(flags.bind(),
-                        ctx.messageAdapter(ListenerEvent.class, FromListener::new), 8));
-            }
-            InetSocketAddress[] server = {flags.role() == RdmaFlags.Role.CLIENT ? flags.serverAddress() : null};
-            Runnable[] cutPrimaryPort = {null};
-            Runnable startClient = () -> {
-                if (server[0] != null && cutPrimaryPort[0] != null) {
-                    ctx.spawn(Behaviors.<ConnectionEvent>setup(c -> new Streamer(c, server[0], cutPrimaryPort[0],
-                            result)), "client");
-                }
-            };
             return Behaviors.receive(Msg.class)
                     .onMessage(FabricIs.class, f -> {
                         FaultInjector faults = f.fabric().faults().orElse(null);
@@ -87,28 +76,29 @@ public final class PathMigration implements Callable<Integer> {
                             return result.failed("apm cuts a port with the fault injector: the " + f.fabric().provider()
                                     + " fabric has none, run it on the soft fabric");
                         }
-                        cutPrimaryPort[0] = () -> faults.cutPort(f.fabric().device("soft0"), 1);
-                        startClient.run();
-                        return Behaviors.same();
-                    })
-                    .onMessage(FromListener.class, f -> f.event() instanceof RdmaProtocol.Listening, f -> {
-                        InetSocketAddress local = ((RdmaProtocol.Listening) f.event()).localAddress();
-                        if (flags.role() == RdmaFlags.Role.SERVER) {
-                            Program.announce(NAME, local);
+                        Runnable cutPrimaryPort = () -> faults.cutPort(f.fabric().device("soft0"), 1);
+                        if (flags.role() == RdmaFlags.Role.CLIENT) {
+                            ctx.spawn(streamer(flags.serverAddress(), cutPrimaryPort, result), "client");
                         } else {
-                            server[0] = local;
-                            startClient.run();
+                            ctx.spawn(listener(cutPrimaryPort, result), "listener");
                         }
-                        return Behaviors.same();
-                    })
-                    .onMessage(FromListener.class, f -> f.event() instanceof RdmaProtocol.ConnectionRequested, f -> {
-                        ((RdmaProtocol.ConnectionRequested) f.event()).connection().tell(
-                                new RdmaProtocol.Accept(ctx.spawnAnonymous(receiver(result)), null));
                         return Behaviors.same();
                     })
                     .onAnyMessage(m -> result.unexpected("guardian", m))
                     .build();
         });
+    }
+
+    private Behavior<ListenerEvent> listener(Runnable cutPrimaryPort, Program.Result result) {
+        return Program.listener(NAME, flags, result, 8, false,
+                (c, server) -> c.spawn(streamer(server, cutPrimaryPort, result), "client"),
+                (c, request) -> request.connection().tell(new RdmaProtocol.Accept(c.spawnAnonymous(receiver(result)),
+                        null)));
+    }
+
+    private Behavior<ConnectionEvent> streamer(InetSocketAddress server, Runnable cutPrimaryPort,
+                                               Program.Result result) {
+        return Behaviors.setup(c -> new Streamer(c, server, cutPrimaryPort, result));
     }
 
     /**

@@ -15,9 +15,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.slf4j.LoggerFactory;
@@ -172,25 +174,39 @@ final class Program {
             Function<InetSocketAddress, Behavior<RdmaProtocol.ConnectionEvent>> client,
             Function<Boolean, Behavior<RdmaProtocol.ConnectionEvent>> agent) {
         boolean alone = flags.role() == RdmaFlags.Role.SERVER;
+        boolean[] serving = {false};
+        return listener(name, flags, result, 8, false, (ctx, server) -> ctx.spawn(client.apply(server), "client"), (ctx, request) -> {
+                    if (serving[0]) {
+                        request.connection().tell(new RdmaProtocol.Reject(null));
+                    } else {
+                        serving[0] = alone;
+                        request.connection().tell(new RdmaProtocol.Accept(ctx.spawnAnonymous(agent.apply(alone)), null));
+                    }
+                });
+    }
+
+    /**
+     * A server's listener: on -a:-p, announced, when this process is the server; beside its clients
+     * in one process, on any free port, where it starts them. {@code answer} accepts or rejects each
+     * request; with {@code sharedReceiveQueue} all connections receive from one SRQ.
+     */
+    static Behavior<RdmaProtocol.ListenerEvent> listener(String name, RdmaFlags flags, Result result, int backlog,
+            boolean sharedReceiveQueue, BiConsumer<ActorContext<RdmaProtocol.ListenerEvent>, InetSocketAddress> startClients,
+            BiConsumer<ActorContext<RdmaProtocol.ListenerEvent>, RdmaProtocol.ConnectionRequested> answer) {
         return Behaviors.setup(ctx -> {
-            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(flags.bind(), ctx.getSelf(), 8));
-            boolean[] serving = {false};
+            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(flags.bind(), ctx.getSelf(), backlog,
+                    sharedReceiveQueue));
             return Behaviors.receive(RdmaProtocol.ListenerEvent.class)
                     .onMessage(RdmaProtocol.Listening.class, l -> {
-                        if (alone) {
+                        if (flags.role() == RdmaFlags.Role.SERVER) {
                             announce(name, l.localAddress());
                         } else {
-                            ctx.spawn(client.apply(l.localAddress()), "client");
+                            startClients.accept(ctx, l.localAddress());
                         }
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.ConnectionRequested.class, r -> {
-                        if (serving[0]) {
-                            r.connection().tell(new RdmaProtocol.Reject(null));
-                        } else {
-                            serving[0] = alone;
-                            r.connection().tell(new RdmaProtocol.Accept(ctx.spawnAnonymous(agent.apply(alone)), null));
-                        }
+                        answer.accept(ctx, r);
                         return Behaviors.same();
                     })
                     .onAnyMessage(e -> result.unexpected("listener", e))

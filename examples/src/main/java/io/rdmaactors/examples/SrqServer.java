@@ -4,7 +4,6 @@ import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
-import io.rdmaactors.actors.RdmaProtocol.ListenerEvent;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -47,9 +46,6 @@ public final class SrqServer implements Callable<Integer> {
     private interface Msg {
     }
 
-    private record FromListener(ListenerEvent event) implements Msg {
-    }
-
     private record ClientDone() implements Msg {
     }
 
@@ -69,28 +65,16 @@ public final class SrqServer implements Callable<Integer> {
     private Behavior<Msg> guardian(Program.Result result) {
         return Behaviors.setup(ctx -> {
             if (flags.role() == RdmaFlags.Role.CLIENT) {
-                startClients(ctx, flags.serverAddress(), result);
+                startClients(ctx, flags.serverAddress(), ctx.getSelf(), result);
             } else {
-                Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(flags.bind(),
-                        ctx.messageAdapter(ListenerEvent.class, FromListener::new), MAX_CLIENTS, true));
+                ctx.spawn(Program.listener(NAME, flags, result, MAX_CLIENTS, true,
+                        (c, server) -> startClients(c, server, ctx.getSelf(), result),
+                        (c, request) -> request.connection().tell(new RdmaProtocol.Accept(
+                                c.spawnAnonymous(agent(ctx.getSelf(), result)), null))), "listener");
             }
             int[] clientsDone = {0};
             int[] agentsDone = {0};
             return Behaviors.receive(Msg.class)
-                    .onMessage(FromListener.class, f -> f.event() instanceof RdmaProtocol.Listening, f -> {
-                        InetSocketAddress server = ((RdmaProtocol.Listening) f.event()).localAddress();
-                        if (flags.role() == RdmaFlags.Role.SERVER) {
-                            Program.announce(NAME, server);
-                        } else {
-                            startClients(ctx, server, result);
-                        }
-                        return Behaviors.same();
-                    })
-                    .onMessage(FromListener.class, f -> f.event() instanceof RdmaProtocol.ConnectionRequested, f -> {
-                        ((RdmaProtocol.ConnectionRequested) f.event()).connection().tell(
-                                new RdmaProtocol.Accept(ctx.spawnAnonymous(agent(ctx.getSelf(), result)), null));
-                        return Behaviors.same();
-                    })
                     .onMessage(ClientDone.class, d -> {
                         if (++clientsDone[0] == clients) {
                             result.report(RdmaFlags.Role.CLIENT, String.format("%s: %d clients x %d messages, each"
@@ -111,9 +95,10 @@ public final class SrqServer implements Callable<Integer> {
         });
     }
 
-    private void startClients(ActorContext<Msg> ctx, InetSocketAddress server, Program.Result result) {
+    private void startClients(ActorContext<?> ctx, InetSocketAddress server, ActorRef<Msg> guardian,
+                              Program.Result result) {
         for (int c = 0; c < clients; c++) {
-            ctx.spawn(client(server, c, ctx.getSelf(), result), "client-" + c);
+            ctx.spawn(client(server, c, guardian, result), "client-" + c);
         }
     }
 
@@ -191,10 +176,10 @@ public final class SrqServer implements Callable<Integer> {
                                     guardian.tell(new ClientDone());
                                     return Behaviors.stopped();
                                 })
-                                .onAnyMessage(e -> result.failed("client " + id + ": " + e))
+                                .onAnyMessage(e -> result.unexpected("client " + id, e))
                                 .build();
                     })
-                    .onAnyMessage(e -> result.failed("client " + id + ": " + e))
+                    .onAnyMessage(e -> result.unexpected("client " + id, e))
                     .build();
         });
     }
