@@ -4,7 +4,6 @@ import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
-import io.rdmaactors.actors.RdmaProtocol.ListenerEvent;
 import io.rdmaactors.actors.RemoteRegion;
 import io.rdmaactors.verbs.Access;
 import java.net.InetSocketAddress;
@@ -30,7 +29,8 @@ import picocli.CommandLine.Option;
  * several clients increment it concurrently, first with fetch-and-add, then with compare-and-swap
  * loops (a failed swap returns the current value, which is the next guess). Every increment takes
  * the counter from a value no other increment saw, so the originals of all successful operations
- * must be exactly 0..n-1 and the counter must end at n.
+ * must be exactly 0..n-1 and the counter must end at n. -s serves one client process, whose
+ * -c run opens --clients connections; neither runs both here.
  */
 @Command(name = "atomics",
         description = "Fetch-and-add and compare-and-swap from several clients on one exported counter.")
@@ -45,70 +45,79 @@ public final class Atomics implements Callable<Integer> {
     @Option(names = {"-C", "--count"}, defaultValue = "200", description = "increments per client and operation")
     int count;
 
+    private static final String NAME = "atomics";
+    /** The most clients a run may have; the server's backlog takes them all at once. */
+    private static final int MAX_CLIENTS = 1000;
     /** Fetch-and-adds a client keeps outstanding. */
     private static final int WINDOW = 8;
 
     private interface Msg {
     }
 
-    private record FromListener(ListenerEvent event) implements Msg {
-    }
-
     /** A client's successful originals and how many swaps it had to retry. */
     private record ClientDone(List<Long> originals, int retries) implements Msg {
     }
 
-    @Override
-    public Integer call() {
-        flags.oneProcess();
-        flags.check("--clients", clients, 1, 1000);
-        flags.check("--count", count, 1, Integer.MAX_VALUE);
-        return Program.run("atomics", flags, "", Duration.ofSeconds(60), this::guardian);
+    /** A server agent's connection ended; its client's private data said how many clients increment how often. */
+    private record AgentDone(int clients, int count) implements Msg {
     }
 
-    /** Listens, starts the clients, and checks what they and the counter say at the end. */
+    @Override
+    public Integer call() {
+        flags.check("--clients", clients, 1, MAX_CLIENTS);
+        flags.check("--count", count, 1, Integer.MAX_VALUE);
+        return Program.run(NAME, flags, "", Duration.ofSeconds(60), this::guardian);
+    }
+
+    /**
+     * Starts the clients (against -a:-p, or against its own listener when it plays both sides) and
+     * serves them: the clients check that every value was taken once, the server that the counter
+     * ends where all their increments lead.
+     */
     private Behavior<Msg> guardian(Program.Result result) {
         return Behaviors.setup(ctx -> {
             // atomics work on host-order words: read the counter the way the device writes it
             ByteBuffer counter = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
-            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(flags.bind(),
-                    ctx.messageAdapter(ListenerEvent.class, FromListener::new), clients));
+            if (flags.role() == RdmaFlags.Role.CLIENT) {
+                startClients(ctx, flags.serverAddress(), ctx.getSelf(), result);
+            } else {
+                ctx.spawn(Program.listener(NAME, flags, result, MAX_CLIENTS, false,
+                        (c, server) -> startClients(c, server, ctx.getSelf(), result),
+                        (c, request) -> request.connection().tell(new RdmaProtocol.Accept(
+                                c.spawnAnonymous(exporter(counter, ctx.getSelf(), result)), null))), "listener");
+            }
             List<Long> originals = new ArrayList<>();
-            int[] done = {0};
+            int[] clientsDone = {0};
+            int[] agentsDone = {0};
             int[] retries = {0};
             return Behaviors.receive(Msg.class)
-                    .onMessage(FromListener.class, f -> f.event() instanceof RdmaProtocol.Listening, f -> {
-                        InetSocketAddress server = ((RdmaProtocol.Listening) f.event()).localAddress();
-                        for (int c = 0; c < clients; c++) {
-                            ctx.spawn(Behaviors.<ConnectionEvent>setup(x -> new Incrementer(x, server, ctx.getSelf(),
-                                    result)), "client-" + c);
-                        }
-                        return Behaviors.same();
-                    })
-                    .onMessage(FromListener.class, f -> f.event() instanceof RdmaProtocol.ConnectionRequested, f -> {
-                        ((RdmaProtocol.ConnectionRequested) f.event()).connection().tell(
-                                new RdmaProtocol.Accept(ctx.spawnAnonymous(exporter(counter, result)), null));
-                        return Behaviors.same();
-                    })
                     .onMessage(ClientDone.class, d -> {
                         originals.addAll(d.originals());
                         retries[0] += d.retries();
-                        if (++done[0] < clients) {
+                        if (++clientsDone[0] < clients) {
                             return Behaviors.same();
                         }
-                        long n = 2L * clients * count;
                         originals.sort(null);
                         for (int i = 0; i < originals.size(); i++) {
                             if (originals.get(i) != i) {
-                                return result.failed("value " + i + " was not taken exactly once");
+                                return result.failed("client: value " + i + " was not taken exactly once");
                             }
                         }
-                        if (originals.size() != n || counter.getLong(0) != n) {
-                            return result.failed("the counter reads " + counter.getLong(0) + ", expected " + n);
+                        result.report(RdmaFlags.Role.CLIENT, String.format("%s: %d clients x (%d fetch-and-add + %d"
+                                + " compare-and-swap) on one exported counter: every value from 0 to %d taken once,"
+                                + " %d swaps retried", NAME, clients, count, count, originals.size() - 1, retries[0]));
+                        return Behaviors.same();
+                    })
+                    .onMessage(AgentDone.class, d -> {
+                        if (++agentsDone[0] < d.clients()) {
+                            return Behaviors.same();
                         }
-                        result.succeed(String.format("atomics: %d clients x (%d fetch-and-add + %d compare-and-swap)"
-                                + " on one exported counter: final value %d as expected, every value taken once,"
-                                + " %d swaps retried", clients, count, count, n, retries[0]));
+                        long n = 2L * d.clients() * d.count();
+                        if (counter.getLong(0) != n) {
+                            return result.failed("server: the counter reads " + counter.getLong(0) + ", expected " + n);
+                        }
+                        result.report(RdmaFlags.Role.SERVER, String.format("%s server: %d clients incremented its"
+                                + " counter to %d, as expected", NAME, d.clients(), n));
                         return Behaviors.same();
                     })
                     .onAnyMessage(m -> result.unexpected("guardian", m))
@@ -116,14 +125,29 @@ public final class Atomics implements Callable<Integer> {
         });
     }
 
-    /** The server's agent: exports the shared counter for remote atomics and sends the region. */
-    private static Behavior<ConnectionEvent> exporter(ByteBuffer counter, Program.Result result) {
+    private void startClients(ActorContext<?> ctx, InetSocketAddress server, ActorRef<Msg> guardian,
+                              Program.Result result) {
+        for (int c = 0; c < clients; c++) {
+            ctx.spawn(Behaviors.<ConnectionEvent>setup(x -> new Incrementer(x, server, guardian, result)),
+                    "client-" + c);
+        }
+    }
+
+    /** The server's agent: exports the shared counter for remote atomics, sends the region, and says when it ends. */
+    private static Behavior<ConnectionEvent> exporter(ByteBuffer counter, ActorRef<Msg> guardian,
+                                                      Program.Result result) {
         return Behaviors.setup(ctx -> Behaviors.receive(ConnectionEvent.class)
                 .onMessage(RdmaProtocol.Connected.class, c -> {
                     Regions.exportAndSend(ctx, c.connection(), counter, EnumSet.of(Access.REMOTE_ATOMIC));
-                    return Behaviors.same();
+                    return Behaviors.receive(ConnectionEvent.class)
+                            .onMessage(RdmaProtocol.Disconnected.class, d -> {
+                                guardian.tell(new AgentDone(Payload.first(c.privateData()),
+                                        Payload.second(c.privateData())));
+                                return Behaviors.stopped();
+                            })
+                            .onAnyMessage(e -> result.unexpected("server", e))
+                            .build();
                 })
-                .onMessage(RdmaProtocol.Disconnected.class, d -> Behaviors.stopped())
                 .onAnyMessage(e -> result.unexpected("server", e))
                 .build());
     }
@@ -144,7 +168,8 @@ public final class Atomics implements Callable<Integer> {
             super(ctx);
             this.guardian = guardian;
             this.result = result;
-            Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(server, ctx.getSelf()).withTimeout(Program.CONNECT_TIMEOUT));
+            Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(server, ctx.getSelf())
+                    .withPrivateData(Payload.ints(clients, count)).withTimeout(Program.CONNECT_TIMEOUT));
         }
 
         @Override

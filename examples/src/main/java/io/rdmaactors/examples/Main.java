@@ -25,7 +25,7 @@ public final class Main implements Runnable {
     private static final String LOG_LEVEL = "rdma-actors.log";
 
     public static void main(String[] args) {
-        System.exit(commandLine().execute(args));
+        Sigterm.exit(commandLine().execute(args));
     }
 
     /**

@@ -23,15 +23,17 @@ import picocli.CommandLine.Option;
 /**
  * Automatic path migration: both sides load an alternate path through port 2, the client streams
  * numbered messages, and halfway through the fault injector cuts port 1. Both QPs migrate
- * (PathMigrated) and the server still receives every message once, in order.
+ * (PathMigrated) and the server still receives every message once, in order. The client cuts a
+ * port of its own process's fabric, so -c needs the soft fabric; -s serves one client and exits.
  */
 @Command(name = "apm",
         description = "Alternate path loaded on both sides; port 1 cut mid-stream; no message lost (soft fabric).")
 public final class PathMigration implements Callable<Integer> {
 
-    /** Port 2 of soft0 answers at 127.0.0.2: each side's alternate path leads to the other's port 2. */
+    private static final String NAME = "apm";
     /** The first int of the server's message that says its alternate path is armed. */
     private static final int READY = -1;
+    /** Port 2 of soft0 answers at 127.0.0.2: each side's alternate path leads to the other's port 2. */
     private static final InetSocketAddress ALTERNATE = new InetSocketAddress("127.0.0.2", 0);
     private static final int ALTERNATE_PORT = 2;
     private static final int WINDOW = 8;
@@ -45,26 +47,28 @@ public final class PathMigration implements Callable<Integer> {
     private interface Msg {
     }
 
-    private record FromListener(ListenerEvent event) implements Msg {
-    }
-
     private record FabricIs(Fabric fabric) implements Msg {
     }
 
-
     @Override
     public Integer call() {
-        flags.oneProcess();
         // the cut comes after half the messages were acked: one message would never see it
         flags.check("--count", count, 2, Integer.MAX_VALUE);
-        return Program.run("apm", flags, "", Duration.ofSeconds(30), this::guardian);
+        return Program.run(NAME, flags, "", Duration.ofSeconds(30), this::guardian);
     }
 
-    /** Gets the fault injector, listens, and starts the client with a way to cut port 1. */
+    /**
+     * The server listens at once; a client first needs the fault injector, which cuts its port 1,
+     * so with both roles here the listener, which starts the client, waits for it too.
+     */
     private Behavior<Msg> guardian(Program.Result result) {
         return Behaviors.setup(ctx -> {
-            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.GetFabric(
-                    ctx.messageAdapter(Fabric.class, FabricIs::new)));
+            if (flags.role() == RdmaFlags.Role.SERVER) {
+                ctx.spawn(listener(null, result), "listener");
+            } else {
+                Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.GetFabric(
+                        ctx.messageAdapter(Fabric.class, FabricIs::new)));
+            }
             return Behaviors.receive(Msg.class)
                     .onMessage(FabricIs.class, f -> {
                         FaultInjector faults = f.fabric().faults().orElse(null);
@@ -72,38 +76,41 @@ public final class PathMigration implements Callable<Integer> {
                             return result.failed("apm cuts a port with the fault injector: the " + f.fabric().provider()
                                     + " fabric has none, run it on the soft fabric");
                         }
-                        Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(flags.bind(),
-                                ctx.messageAdapter(ListenerEvent.class, FromListener::new), 8));
-                        return serving(f.fabric(), faults, result);
+                        Runnable cutPrimaryPort = () -> faults.cutPort(f.fabric().device("soft0"), 1);
+                        if (flags.role() == RdmaFlags.Role.CLIENT) {
+                            ctx.spawn(streamer(flags.serverAddress(), cutPrimaryPort, result), "client");
+                        } else {
+                            ctx.spawn(listener(cutPrimaryPort, result), "listener");
+                        }
+                        return Behaviors.same();
                     })
+                    .onAnyMessage(m -> result.unexpected("guardian", m))
                     .build();
         });
     }
 
-    private Behavior<Msg> serving(Fabric rdma, FaultInjector faults, Program.Result result) {
-        return Behaviors.setup(ctx -> Behaviors.receive(Msg.class)
-                .onMessage(FromListener.class, f -> f.event() instanceof RdmaProtocol.Listening, f -> {
-                    InetSocketAddress server = ((RdmaProtocol.Listening) f.event()).localAddress();
-                    Runnable cutPrimaryPort = () -> faults.cutPort(rdma.device("soft0"), 1);
-                    ctx.spawn(Behaviors.<ConnectionEvent>setup(c -> new Streamer(c, server, cutPrimaryPort, result)),
-                            "client");
-                    return Behaviors.same();
-                })
-                .onMessage(FromListener.class, f -> f.event() instanceof RdmaProtocol.ConnectionRequested, f -> {
-                    ((RdmaProtocol.ConnectionRequested) f.event()).connection().tell(
-                            new RdmaProtocol.Accept(ctx.spawnAnonymous(receiver(result)), null));
-                    return Behaviors.same();
-                })
-                .onAnyMessage(m -> result.unexpected("guardian", m))
-                .build());
+    private Behavior<ListenerEvent> listener(Runnable cutPrimaryPort, Program.Result result) {
+        return Program.listener(NAME, flags, result, 8, false,
+                (c, server) -> c.spawn(streamer(server, cutPrimaryPort, result), "client"),
+                (c, request) -> request.connection().tell(new RdmaProtocol.Accept(c.spawnAnonymous(receiver(result)),
+                        null)));
     }
 
-    /** The server's agent: loads its alternate path, checks the order, reports once all arrived and it migrated. */
-    private Behavior<ConnectionEvent> receiver(Program.Result result) {
+    private Behavior<ConnectionEvent> streamer(InetSocketAddress server, Runnable cutPrimaryPort,
+                                               Program.Result result) {
+        return Behaviors.setup(c -> new Streamer(c, server, cutPrimaryPort, result));
+    }
+
+    /**
+     * The server's agent: loads its alternate path, checks the order of the messages its client's
+     * private data announced, and tells the client once all arrived and it migrated.
+     */
+    private static Behavior<ConnectionEvent> receiver(Program.Result result) {
         return Behaviors.receive(ConnectionEvent.class)
                 .onMessage(RdmaProtocol.Connected.class, c -> {
                     ActorRef<ConnectionCommand> connection = c.connection();
                     connection.tell(new RdmaProtocol.LoadAlternatePath(ALTERNATE, ALTERNATE_PORT));
+                    int count = Payload.first(c.privateData());
                     int[] next = {0};
                     boolean[] migrated = {false};
                     Runnable reportWhenDone = () -> {
@@ -130,7 +137,16 @@ public final class PathMigration implements Callable<Integer> {
                                 reportWhenDone.run();
                                 return Behaviors.same();
                             })
-                            .onMessage(RdmaProtocol.Disconnected.class, d -> Behaviors.stopped())
+                            .onMessage(RdmaProtocol.Disconnected.class, d -> {
+                                if (next[0] != count || !migrated[0]) {
+                                    return result.failed("server: " + Program.describe(d) + " after " + next[0] + " of "
+                                            + count + " messages" + (migrated[0] ? "" : ", before PathMigrated"));
+                                }
+                                result.report(RdmaFlags.Role.SERVER, String.format("%s server: alternate path loaded;"
+                                        + " PathMigrated with client %s; all %d messages arrived once, in order", NAME,
+                                        c.remote(), count));
+                                return Behaviors.stopped();
+                            })
                             .onAnyMessage(e -> result.unexpected("server", e))
                             .build();
                 })
@@ -156,7 +172,8 @@ public final class PathMigration implements Callable<Integer> {
             super(ctx);
             this.cutPrimaryPort = cutPrimaryPort;
             this.result = result;
-            Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(server, ctx.getSelf()).withTimeout(Program.CONNECT_TIMEOUT));
+            Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(server, ctx.getSelf())
+                    .withPrivateData(Payload.ints(count, 0)).withTimeout(Program.CONNECT_TIMEOUT));
         }
 
         @Override
@@ -193,9 +210,9 @@ public final class PathMigration implements Callable<Integer> {
                         return finishWhenDone();
                     })
                     .onMessage(RdmaProtocol.Disconnected.class, d -> {
-                        result.succeed(String.format("apm: alternate path loaded on both sides, port 1 cut after %d"
-                                + " of %d messages; PathMigrated on client (after %d acks) and server; all %d"
-                                + " arrived once, in order", count / 2, count, ackedAtMigration, count));
+                        result.report(RdmaFlags.Role.CLIENT, String.format("%s: alternate path loaded on both sides,"
+                                + " port 1 cut after %d of %d messages; PathMigrated (after %d acks); the server"
+                                + " counted all %d", NAME, count / 2, count, ackedAtMigration, count));
                         return Behaviors.stopped();
                     })
                     .onAnyMessage(e -> result.unexpected("client", e))

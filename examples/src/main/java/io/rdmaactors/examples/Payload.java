@@ -44,9 +44,13 @@ final class Payload {
         return check(data.toArrayUnsafe(), size);
     }
 
-    /** Two ints, for private data and short replies. */
-    static byte[] ints(int a, int b) {
-        return ByteBuffer.allocate(8).putInt(a).putInt(b).array();
+    /** A few ints, for private data and short replies. */
+    static byte[] ints(int... values) {
+        ByteBuffer data = ByteBuffer.allocate(4 * values.length);
+        for (int v : values) {
+            data.putInt(v);
+        }
+        return data.array();
     }
 
     static int first(byte[] twoInts) {
@@ -55,6 +59,10 @@ final class Payload {
 
     static int second(byte[] twoInts) {
         return ByteBuffer.wrap(twoInts).getInt(4);
+    }
+
+    static int third(byte[] threeInts) {
+        return ByteBuffer.wrap(threeInts).getInt(8);
     }
 
     static int first(ByteString twoInts) {

@@ -15,9 +15,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.slf4j.LoggerFactory;
@@ -51,6 +53,30 @@ final class Program {
     /** Where a program's actors report how it ended; the first report wins, from any thread. */
     static final class Result {
         private final CompletableFuture<String> line = new CompletableFuture<>();
+        private final RdmaFlags.Role role;
+        private String clientLine;
+        private String serverLine;
+
+        Result(RdmaFlags.Role role) {
+            this.role = role;
+        }
+
+        /**
+         * One side's line: the program succeeds once each side this process plays has reported,
+         * the client's line first when it plays both.
+         */
+        synchronized void report(RdmaFlags.Role side, String report) {
+            if (side == RdmaFlags.Role.CLIENT) {
+                clientLine = report;
+            } else {
+                serverLine = report;
+            }
+            if (role != RdmaFlags.Role.BOTH) {
+                succeed(report);
+            } else if (clientLine != null && serverLine != null) {
+                succeed(clientLine + System.lineSeparator() + serverLine);
+            }
+        }
 
         void succeed(String report) {
             line.complete(report);
@@ -86,7 +112,7 @@ final class Program {
                 .withFallback(ConfigFactory.load());
         // SLF4J set up before Pekko's threads log, or it replays their first calls with a warning
         LoggerFactory.getILoggerFactory();
-        Result result = new Result();
+        Result result = new Result(flags.role());
         ActorSystem<T> system = ActorSystem.create(guardian.apply(result), name, merged);
         system.getWhenTerminated().thenRun(() -> result.fail("the actor system stopped before the program ended"));
         AskPattern.<RdmaProtocol.ManagerCommand, Fabric>ask(Rdma.get(system).manager(), RdmaProtocol.GetFabric::new,
@@ -148,25 +174,39 @@ final class Program {
             Function<InetSocketAddress, Behavior<RdmaProtocol.ConnectionEvent>> client,
             Function<Boolean, Behavior<RdmaProtocol.ConnectionEvent>> agent) {
         boolean alone = flags.role() == RdmaFlags.Role.SERVER;
+        boolean[] serving = {false};
+        return listener(name, flags, result, 8, false, (ctx, server) -> ctx.spawn(client.apply(server), "client"), (ctx, request) -> {
+                    if (serving[0]) {
+                        request.connection().tell(new RdmaProtocol.Reject(null));
+                    } else {
+                        serving[0] = alone;
+                        request.connection().tell(new RdmaProtocol.Accept(ctx.spawnAnonymous(agent.apply(alone)), null));
+                    }
+                });
+    }
+
+    /**
+     * A server's listener: on -a:-p, announced, when this process is the server; beside its clients
+     * in one process, on any free port, where it starts them. {@code answer} accepts or rejects each
+     * request; with {@code sharedReceiveQueue} all connections receive from one SRQ.
+     */
+    static Behavior<RdmaProtocol.ListenerEvent> listener(String name, RdmaFlags flags, Result result, int backlog,
+            boolean sharedReceiveQueue, BiConsumer<ActorContext<RdmaProtocol.ListenerEvent>, InetSocketAddress> startClients,
+            BiConsumer<ActorContext<RdmaProtocol.ListenerEvent>, RdmaProtocol.ConnectionRequested> answer) {
         return Behaviors.setup(ctx -> {
-            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(flags.bind(), ctx.getSelf(), 8));
-            boolean[] serving = {false};
+            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(flags.bind(), ctx.getSelf(), backlog,
+                    sharedReceiveQueue));
             return Behaviors.receive(RdmaProtocol.ListenerEvent.class)
                     .onMessage(RdmaProtocol.Listening.class, l -> {
-                        if (alone) {
+                        if (flags.role() == RdmaFlags.Role.SERVER) {
                             announce(name, l.localAddress());
                         } else {
-                            ctx.spawn(client.apply(l.localAddress()), "client");
+                            startClients.accept(ctx, l.localAddress());
                         }
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.ConnectionRequested.class, r -> {
-                        if (serving[0]) {
-                            r.connection().tell(new RdmaProtocol.Reject(null));
-                        } else {
-                            serving[0] = alone;
-                            r.connection().tell(new RdmaProtocol.Accept(ctx.spawnAnonymous(agent.apply(alone)), null));
-                        }
+                        answer.accept(ctx, r);
                         return Behaviors.same();
                     })
                     .onAnyMessage(e -> result.unexpected("listener", e))

@@ -52,7 +52,7 @@ final class RdmaFlags {
         List<String> known = new ArrayList<>();
         ServiceLoader.load(FabricProvider.class, RdmaFlags.class.getClassLoader()).forEach(p -> known.add(p.name()));
         if (!known.contains(name)) {
-            throw new ParameterException(spec.commandLine(), "unknown fabric '" + name + "': choose one of " + known);
+            throw usage("unknown fabric '" + name + "': choose one of " + known);
         }
         fabric = name;
     }
@@ -60,26 +60,36 @@ final class RdmaFlags {
     @Option(names = {"-a", "--address"}, defaultValue = "127.0.0.1",
             description = "the server's address: where -s listens, where -c connects (default ${DEFAULT-VALUE})")
     void address(String host) {
-        try {
-            InetAddress.getByName(host);
-        } catch (UnknownHostException | SecurityException e) {
-            throw new ParameterException(spec.commandLine(), "not an address: '" + host + "'");
-        }
+        inetAddress(host);
         address = host;
+    }
+
+    /** {@code host} as an address, or bad input: usage and exit 2. */
+    InetAddress inetAddress(String host) {
+        try {
+            return InetAddress.getByName(host);
+        } catch (UnknownHostException | SecurityException e) {
+            throw usage("not an address: '" + host + "'");
+        }
+    }
+
+    /** Bad input, to throw: picocli prints why and the usage, and exits 2. */
+    ParameterException usage(String why) {
+        return new ParameterException(spec.commandLine(), why);
     }
 
     @Option(names = {"-p", "--port"}, defaultValue = "" + DEFAULT_PORT,
             description = "the server's port (default ${DEFAULT-VALUE}; -s -p 0 takes a free one and prints it)")
     void port(int number) {
         if (number < 0 || number > 65535) {
-            throw new ParameterException(spec.commandLine(), "-p must be a port, 0 to 65535, not " + number);
+            throw usage("-p must be a port, 0 to 65535, not " + number);
         }
         port = number;
     }
 
     Role role() {
         if (server && client) {
-            throw new ParameterException(spec.commandLine(), "-s and -c exclude each other: give one, or neither to run both");
+            throw usage("-s and -c exclude each other: give one, or neither to run both");
         }
         return server ? Role.SERVER : client ? Role.CLIENT : Role.BOTH;
     }
@@ -87,7 +97,7 @@ final class RdmaFlags {
     /** Refuses -s and -c in a program that runs both roles in one process only. */
     void oneProcess() {
         if (role() != Role.BOTH) {
-            throw new ParameterException(spec.commandLine(), spec.name() + " runs server and client in one process:"
+            throw usage(spec.name() + " runs server and client in one process:"
                     + " it takes neither -s nor -c");
         }
     }
@@ -105,7 +115,7 @@ final class RdmaFlags {
     /** Refuses {@code value} of {@code option} outside {@code min..max} as bad input: usage and exit 2. */
     void check(String option, long value, long min, long max) {
         if (value < min || value > max) {
-            throw new ParameterException(spec.commandLine(), option + " must be " + (max == Integer.MAX_VALUE
+            throw usage(option + " must be " + (max == Integer.MAX_VALUE
                     ? "at least " + min : "from " + min + " to " + max) + ", not " + value);
         }
     }

@@ -4,7 +4,6 @@ import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
-import io.rdmaactors.actors.RdmaProtocol.ListenerEvent;
 import io.rdmaactors.actors.RemoteRegion;
 import io.rdmaactors.verbs.Access;
 import java.net.InetSocketAddress;
@@ -24,12 +23,14 @@ import picocli.CommandLine.Option;
  * The RC example of one-sided RDMA: the server exports a buffer for remote read and write and
  * hands the client its region; the client RDMA-writes a block, reads it back and compares, then
  * writes a second block with an immediate, which the server sees as a Received carrying the
- * immediate and answers by checking its own memory.
+ * immediate and answers by checking its own memory. The client's private data says the block
+ * size. -s serves one client and exits; neither -s nor -c runs both here.
  */
 @Command(name = "rdma",
         description = "RDMA write, read back and write-with-immediate into an exported region, verified on both sides.")
 public final class RdmaReadWrite implements Callable<Integer> {
 
+    private static final String NAME = "rdma";
     private static final byte VERIFIED = 1;
 
     @Mixin
@@ -40,64 +41,69 @@ public final class RdmaReadWrite implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        flags.oneProcess();
         flags.check("--size", size, Payload.MIN_SIZE, Program.MAX_SIZE);
-        return Program.run("rdma", flags, Program.bufferFor(size), Duration.ofSeconds(30), this::listener);
+        Duration limit = Duration.ofSeconds(30);
+        if (flags.role() == RdmaFlags.Role.CLIENT) {
+            return Program.run(NAME, flags, Program.bufferFor(size), limit, r -> client(flags.serverAddress(), r));
+        }
+        return Program.run(NAME, flags, Program.bufferFor(size), limit, r -> Program.listener(NAME, flags, r,
+                server -> client(server, r), reports -> server(reports, r)));
     }
 
-    private Behavior<ListenerEvent> listener(Program.Result result) {
-        return Behaviors.setup(ctx -> {
-            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(flags.bind(), ctx.getSelf(), 8));
-            return Behaviors.receive(ListenerEvent.class)
-                    .onMessage(RdmaProtocol.Listening.class, l -> {
-                        ctx.spawn(client(l.localAddress(), result), "client");
-                        return Behaviors.same();
-                    })
-                    .onMessage(RdmaProtocol.ConnectionRequested.class, r -> {
-                        r.connection().tell(new RdmaProtocol.Accept(ctx.spawnAnonymous(server(result)), null));
-                        return Behaviors.same();
-                    })
-                    .onAnyMessage(e -> result.unexpected("listener", e))
-                    .build();
-        });
+    /** Exports two blocks of the size the client's private data asks for; the immediate says how many bytes it wrote. */
+    private static Behavior<ConnectionEvent> server(boolean reports, Program.Result result) {
+        return Behaviors.setup(ctx -> Behaviors.receive(ConnectionEvent.class)
+                .onMessage(RdmaProtocol.Connected.class, c -> {
+                    int blockSize = Payload.first(c.privateData());
+                    if (blockSize < Payload.MIN_SIZE || blockSize > Program.MAX_SIZE) {
+                        return result.failed("server: the client asked for blocks of " + blockSize + " bytes");
+                    }
+                    if (reports) {
+                        System.out.println(NAME + " server: client " + c.remote() + " connected");
+                    }
+                    ByteBuffer memory = ByteBuffer.allocateDirect(2 * blockSize);
+                    Regions.exportAndSend(ctx, c.connection(), memory, EnumSet.of(Access.REMOTE_READ, Access.REMOTE_WRITE));
+                    return exported(c, memory, blockSize, reports, result);
+                })
+                .onAnyMessage(e -> result.unexpected("server", e))
+                .build());
     }
 
-    /** Exports two blocks of memory; the immediate says how many bytes the client wrote. */
-    private Behavior<ConnectionEvent> server(Program.Result result) {
-        return Behaviors.setup(ctx -> {
-            ByteBuffer memory = ByteBuffer.allocateDirect(2 * size);
-            return Behaviors.receive(ConnectionEvent.class)
-                    .onMessage(RdmaProtocol.Connected.class, c -> {
-                        Regions.exportAndSend(ctx, c.connection(), memory,
-                                EnumSet.of(Access.REMOTE_READ, Access.REMOTE_WRITE));
-                        return exported(c.connection(), memory, result);
-                    })
-                    .onAnyMessage(e -> result.unexpected("server", e))
-                    .build();
-        });
-    }
-
-    private Behavior<ConnectionEvent> exported(ActorRef<ConnectionCommand> connection, ByteBuffer memory,
-                                               Program.Result result) {
+    private static Behavior<ConnectionEvent> exported(RdmaProtocol.Connected connected, ByteBuffer memory,
+                                                      int blockSize, boolean reports, Program.Result result) {
+        boolean[] verified = {false};
         return Behaviors.receive(ConnectionEvent.class)
                 .onMessage(RdmaProtocol.Received.class, r -> r.immediate() != null, r -> {
                     byte[] written = new byte[r.immediate()];
                     memory.get(0, written);
-                    if (r.immediate() != 2 * size || Payload.check(Arrays.copyOfRange(written, 0, size), size) != 0
-                            || Payload.check(Arrays.copyOfRange(written, size, 2 * size), size) != 1) {
+                    if (r.immediate() != 2 * blockSize
+                            || Payload.check(Arrays.copyOfRange(written, 0, blockSize), blockSize) != 0
+                            || Payload.check(Arrays.copyOfRange(written, blockSize, 2 * blockSize), blockSize) != 1) {
                         return result.failed("server: its memory does not hold what the client wrote");
                     }
-                    connection.tell(RdmaProtocol.Send.of(new byte[] {VERIFIED}, null));
+                    verified[0] = true;
+                    connected.connection().tell(RdmaProtocol.Send.of(new byte[] {VERIFIED}, null));
                     return Behaviors.same();
                 })
-                .onMessage(RdmaProtocol.Disconnected.class, d -> Behaviors.stopped())
+                .onMessage(RdmaProtocol.Disconnected.class, d -> {
+                    if (!verified[0]) {
+                        return result.failed("server: " + Program.describe(d) + " before the client's write-with-immediate");
+                    }
+                    if (reports) {
+                        result.succeed(String.format("%s server: client %s RDMA-wrote 2 blocks of %d bytes into its"
+                                + " exported region, announced by immediate %d; its memory verified", NAME,
+                                connected.remote(), blockSize, 2 * blockSize));
+                    }
+                    return Behaviors.stopped();
+                })
                 .onAnyMessage(e -> result.unexpected("server", e))
                 .build();
     }
 
     private Behavior<ConnectionEvent> client(InetSocketAddress server, Program.Result result) {
         return Behaviors.setup(ctx -> {
-            Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(server, ctx.getSelf()).withTimeout(Program.CONNECT_TIMEOUT));
+            Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(server, ctx.getSelf())
+                    .withPrivateData(Payload.ints(size, 0)).withTimeout(Program.CONNECT_TIMEOUT));
             return Behaviors.receive(ConnectionEvent.class)
                     .onMessage(RdmaProtocol.Connected.class, c -> awaitingRegion(c.connection(), result))
                     .onAnyMessage(e -> result.unexpected("client", e))
@@ -138,7 +144,7 @@ public final class RdmaReadWrite implements Callable<Integer> {
                     return Behaviors.same();
                 })
                 .onMessage(RdmaProtocol.Disconnected.class, d -> {
-                    result.succeed(String.format("rdma: region of %d bytes (rkey 0x%x) exported with remote read and"
+                    result.succeed(String.format(NAME + ": region of %d bytes (rkey 0x%x) exported with remote read and"
                             + " write; %d bytes RDMA-written, read back identical; write-with-immediate %d seen by"
                             + " the server, its memory verified", region.length(), region.rkey(), size, 2 * size));
                     return Behaviors.stopped();

@@ -4,13 +4,13 @@ import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
-import io.rdmaactors.actors.RdmaProtocol.ListenerEvent;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -20,6 +20,7 @@ import picocli.CommandLine.Option;
  * The multi-QP server: one listener whose connections all receive from one shared receive queue,
  * smaller than what the clients send at once. Each client tags its messages with its number; each
  * agent checks that every message it gets is its own client's, in order, and confirms the count.
+ * -s serves one client process, whose -c run opens --clients connections; neither runs both here.
  */
 @Command(name = "srq-server",
         description = "A listener with a shared receive queue serving many clients; each message reaches its own connection.")
@@ -29,6 +30,9 @@ public final class SrqServer implements Callable<Integer> {
     private static final int SHARED_RECEIVES = 8;
     /** Sends each client keeps in flight. */
     private static final int WINDOW = 4;
+    /** The most clients a run may have; the server's backlog takes them all at once. */
+    private static final int MAX_CLIENTS = 1000;
+    private static final String NAME = "srq-server";
 
     @Mixin
     RdmaFlags flags;
@@ -42,44 +46,47 @@ public final class SrqServer implements Callable<Integer> {
     private interface Msg {
     }
 
-    private record FromListener(ListenerEvent event) implements Msg {
+    private record ClientDone() implements Msg {
     }
 
-    private record ClientDone() implements Msg {
+    /** An agent's connection ended with every message of its client checked; there were {@code clients}. */
+    private record AgentDone(int clients) implements Msg {
     }
 
     @Override
     public Integer call() {
-        flags.oneProcess();
-        flags.check("--clients", clients, 1, 1000);
+        flags.check("--clients", clients, 1, MAX_CLIENTS);
         flags.check("--messages", messages, 1, Integer.MAX_VALUE);
-        return Program.run("srq-server", flags, "rdma-actors.receive-queue-depth = " + SHARED_RECEIVES + "\n",
+        return Program.run(NAME, flags, "rdma-actors.receive-queue-depth = " + SHARED_RECEIVES + "\n",
                 Duration.ofSeconds(60), this::guardian);
     }
 
+    /** Starts the clients (against -a:-p, or its own listener when it plays both sides) and serves them. */
     private Behavior<Msg> guardian(Program.Result result) {
         return Behaviors.setup(ctx -> {
-            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(flags.bind(),
-                    ctx.messageAdapter(ListenerEvent.class, FromListener::new), clients, true));
-            int[] done = {0};
+            if (flags.role() == RdmaFlags.Role.CLIENT) {
+                startClients(ctx, flags.serverAddress(), ctx.getSelf(), result);
+            } else {
+                ctx.spawn(Program.listener(NAME, flags, result, MAX_CLIENTS, true,
+                        (c, server) -> startClients(c, server, ctx.getSelf(), result),
+                        (c, request) -> request.connection().tell(new RdmaProtocol.Accept(
+                                c.spawnAnonymous(agent(ctx.getSelf(), result)), null))), "listener");
+            }
+            int[] clientsDone = {0};
+            int[] agentsDone = {0};
             return Behaviors.receive(Msg.class)
-                    .onMessage(FromListener.class, f -> f.event() instanceof RdmaProtocol.Listening, f -> {
-                        InetSocketAddress server = ((RdmaProtocol.Listening) f.event()).localAddress();
-                        for (int c = 0; c < clients; c++) {
-                            ctx.spawn(client(server, c, ctx.getSelf(), result), "client-" + c);
+                    .onMessage(ClientDone.class, d -> {
+                        if (++clientsDone[0] == clients) {
+                            result.report(RdmaFlags.Role.CLIENT, String.format("%s: %d clients x %d messages, each"
+                                    + " count confirmed by its own connection's agent", NAME, clients, messages));
                         }
                         return Behaviors.same();
                     })
-                    .onMessage(FromListener.class, f -> f.event() instanceof RdmaProtocol.ConnectionRequested, f -> {
-                        ((RdmaProtocol.ConnectionRequested) f.event()).connection().tell(
-                                new RdmaProtocol.Accept(ctx.spawnAnonymous(agent(result)), null));
-                        return Behaviors.same();
-                    })
-                    .onMessage(ClientDone.class, d -> {
-                        if (++done[0] == clients) {
-                            result.succeed(String.format("srq-server: %d clients x %d messages through one shared"
-                                    + " receive queue of %d receives; every message reached its own connection, in"
-                                    + " order", clients, messages, SHARED_RECEIVES));
+                    .onMessage(AgentDone.class, d -> {
+                        if (++agentsDone[0] == d.clients()) {
+                            result.report(RdmaFlags.Role.SERVER, String.format("%s server: %d connections through one"
+                                    + " shared receive queue of %d receives; every message reached its own connection,"
+                                    + " in order", NAME, d.clients(), SHARED_RECEIVES));
                         }
                         return Behaviors.same();
                     })
@@ -88,11 +95,22 @@ public final class SrqServer implements Callable<Integer> {
         });
     }
 
-    /** The request's private data names the client; every message must carry that name. */
-    private Behavior<ConnectionEvent> agent(Program.Result result) {
+    private void startClients(ActorContext<?> ctx, InetSocketAddress server, ActorRef<Msg> guardian,
+                              Program.Result result) {
+        for (int c = 0; c < clients; c++) {
+            ctx.spawn(client(server, c, guardian, result), "client-" + c);
+        }
+    }
+
+    /**
+     * The request's private data names the client, its message count and how many clients there
+     * are; every message must carry that name, in order.
+     */
+    private static Behavior<ConnectionEvent> agent(ActorRef<Msg> guardian, Program.Result result) {
         return Behaviors.receive(ConnectionEvent.class)
                 .onMessage(RdmaProtocol.Connected.class, c -> {
                     int client = Payload.first(c.privateData());
+                    int messages = Payload.second(c.privateData());
                     int[] next = {0};
                     return Behaviors.receive(ConnectionEvent.class)
                             .onMessage(RdmaProtocol.Received.class, r -> {
@@ -108,7 +126,14 @@ public final class SrqServer implements Callable<Integer> {
                                 }
                                 return Behaviors.same();
                             })
-                            .onMessage(RdmaProtocol.Disconnected.class, d -> Behaviors.stopped())
+                            .onMessage(RdmaProtocol.Disconnected.class, d -> {
+                                if (next[0] != messages) {
+                                    return result.failed("server: client " + client + ": " + Program.describe(d)
+                                            + " after " + next[0] + " of " + messages + " messages");
+                                }
+                                guardian.tell(new AgentDone(Payload.third(c.privateData())));
+                                return Behaviors.stopped();
+                            })
                             .onAnyMessage(e -> result.unexpected("agent", e))
                             .build();
                 })
@@ -120,7 +145,8 @@ public final class SrqServer implements Callable<Integer> {
     private Behavior<ConnectionEvent> client(InetSocketAddress server, int id, ActorRef<Msg> guardian,
                                              Program.Result result) {
         return Behaviors.setup(ctx -> {
-            Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(server, ctx.getSelf()).withPrivateData(Payload.ints(id, messages)).withTimeout(Program.CONNECT_TIMEOUT));
+            Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(server, ctx.getSelf())
+                    .withPrivateData(Payload.ints(id, messages, clients)).withTimeout(Program.CONNECT_TIMEOUT));
             return Behaviors.receive(ConnectionEvent.class)
                     .onMessage(RdmaProtocol.Connected.class, c -> {
                         ActorRef<ConnectionCommand> connection = c.connection();
@@ -150,10 +176,10 @@ public final class SrqServer implements Callable<Integer> {
                                     guardian.tell(new ClientDone());
                                     return Behaviors.stopped();
                                 })
-                                .onAnyMessage(e -> result.failed("client " + id + ": " + e))
+                                .onAnyMessage(e -> result.unexpected("client " + id, e))
                                 .build();
                     })
-                    .onAnyMessage(e -> result.failed("client " + id + ": " + e))
+                    .onAnyMessage(e -> result.unexpected("client " + id, e))
                     .build();
         });
     }
