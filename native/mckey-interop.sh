@@ -34,7 +34,8 @@ wait "$receiver" || { cat "$log"; exit 1; }
 cat "$log"
 
 echo "== rdma-actors sender, mckey receiver"
-mckey -m "$GROUP" -b "$ADDR" -C "$COUNT" -S "$SIZE" > "$log" 2>&1 &
+# mckey writes to a file in blocks: line buffering lets its "joined" line be seen
+stdbuf -oL mckey -m "$GROUP" -b "$ADDR" -C "$COUNT" -S "$SIZE" > "$log" 2>&1 &
 receiver=$!
 await_join "mckey: joined" "$log"
 "${JAVA_MC[@]}" -s

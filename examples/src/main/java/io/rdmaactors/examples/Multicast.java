@@ -135,8 +135,8 @@ public final class Multicast implements Callable<Integer> {
                                     ? String.format("%s sender: %d datagrams of %d bytes sent to %s", NAME, count,
                                             size, where)
                                     : role == Role.RECEIVER
-                                    ? String.format("%s receiver: %d datagrams of %d bytes from %s, every one intact,"
-                                            + " in order", NAME, count, size, where)
+                                    ? String.format("%s receiver: %d datagrams of %d bytes from %s, %s", NAME, count,
+                                            size, where, verify ? "every one intact, in order" : "counted, not verified")
                                     : String.format("%s: %d datagrams of %d bytes from 1 sender to %d receivers on"
                                             + " %s, each received all of them in order", NAME, count, size, RECEIVERS,
                                             where));
