@@ -99,6 +99,7 @@ final class ClosedConnections {
     }
 
     private static void answer(DeadLetter letter, ActorRef<CommandFailed> handler) {
-        handler.tell(new CommandFailed(letter.message(), new RdmaProtocol.ConnectionClosed("the connection is closed")));
+        RdmaProtocol.answerTo(letter.message(), handler).tell(new CommandFailed(letter.message(),
+                new RdmaProtocol.ConnectionClosed("the connection is closed")));
     }
 }

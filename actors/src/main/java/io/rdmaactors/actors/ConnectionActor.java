@@ -217,7 +217,8 @@ final class ConnectionActor {
 
     private Behavior<ConnectionCommand> notConnected(ConnectionCommand command) {
         if (handler != null && !(command instanceof Internal)) {
-            handler.tell(new CommandFailed(command, new RdmaProtocol.ConnectionClosed("not connected yet")));
+            RdmaProtocol.answerTo(command, handler).tell(new CommandFailed(command,
+                    new RdmaProtocol.ConnectionClosed("not connected yet")));
         }
         return Behaviors.same();
     }
@@ -284,7 +285,8 @@ final class ConnectionActor {
                 .onMessage(RdmaProtocol.Export.class, this::onExport)
                 .onMessage(Internal.class, i -> Behaviors.same())
                 .onMessage(ConnectionCommand.class, c -> {
-                    bindHandler.tell(new CommandFailed(c, new RdmaProtocol.ConnectionClosed("not accepted yet")));
+                    RdmaProtocol.answerTo(c, bindHandler).tell(new CommandFailed(c,
+                            new RdmaProtocol.ConnectionClosed("not accepted yet")));
                     return Behaviors.same();
                 })
                 .onSignal(PostStop.class, s -> release())
@@ -611,7 +613,8 @@ final class ConnectionActor {
     }
 
     private Behavior<ConnectionCommand> refuseWhileClosing(ConnectionCommand command) {
-        handler.tell(new CommandFailed(command, new RdmaProtocol.ConnectionClosed("the connection is closing")));
+        RdmaProtocol.answerTo(command, handler).tell(new CommandFailed(command,
+                new RdmaProtocol.ConnectionClosed("the connection is closing")));
         return Behaviors.same();
     }
 

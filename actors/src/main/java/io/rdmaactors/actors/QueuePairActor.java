@@ -341,7 +341,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
 
     private Behavior<ConnectionCommand> onData(DataCommand command) {
         if (closing) {
-            handler.tell(new CommandFailed(command, new ConnectionClosed("the connection is closing")));
+            answer(command, new CommandFailed(command, new ConnectionClosed("the connection is closing")));
             return this;
         }
         pending.add(command);
@@ -368,6 +368,11 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         }
         pending.clear();
         postQueued();
+    }
+
+    /** A data command's answer goes to its replyTo, or to the handler. */
+    private void answer(DataCommand command, ConnectionEvent event) {
+        (command.replyTo() != null ? command.replyTo() : handler).tell(event);
     }
 
     /** Free send queue entries: registered slots not in use, and slots not yet registered. */
@@ -432,7 +437,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     }
 
     private void refuseFull(DataCommand command) {
-        handler.tell(new CommandFailed(command, new QueueFullException("ibv_post_send",
+        answer(command, new CommandFailed(command, new QueueFullException("ibv_post_send",
                 "the send queue holds " + buffers.send.capacity() + " requests and the write queue "
                         + writeQueueLimit + " (rdma-actors.write-queue)")));
         if (!writingSuspended) {
@@ -454,10 +459,10 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
      */
     private void fail(Object item, Throwable cause) {
         if (item instanceof DataCommand command) {
-            handler.tell(new CommandFailed(command, cause));
+            answer(command, new CommandFailed(command, cause));
         } else if (item instanceof LargeSend large) {
             release(large.region());
-            handler.tell(new CommandFailed(large.send(), cause));
+            answer(large.send(), new CommandFailed(large.send(), cause));
         } else if (item instanceof LargeRead read) {
             release(read.region());
             if (!closing) {
@@ -468,7 +473,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
 
     private void failPending(String why) {
         flushScheduled = false;
-        pending.forEach(c -> handler.tell(new CommandFailed(c, new ConnectionClosed(why))));
+        pending.forEach(c -> answer(c, new CommandFailed(c, new ConnectionClosed(why))));
         pending.clear();
         writeQueue.forEach(item -> fail(item, new ConnectionClosed(why)));
         writeQueue.clear();
@@ -476,7 +481,8 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
 
     /** Large Sends whose Done never came fail; every region registered for rendezvous is deregistered. */
     private void releaseRendezvous(String why) {
-        announced.values().forEach(large -> handler.tell(new CommandFailed(large.send(), new ConnectionClosed(why))));
+        announced.values().forEach(large -> answer(large.send(),
+                new CommandFailed(large.send(), new ConnectionClosed(why))));
         announced.clear();
         rendezvousRegions.forEach(MemoryRegion::close);
         rendezvousRegions.clear();
@@ -703,12 +709,12 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             return; // a Done went out
         }
         if (command instanceof RdmaProtocol.Read) {
-            handler.tell(new RdmaProtocol.ReadCompleted(command.ack(), copyOut(buffers.send, slot, wc.byteLen())));
+            answer(command, new RdmaProtocol.ReadCompleted(command.ack(), copyOut(buffers.send, slot, wc.byteLen())));
         } else if (command instanceof RdmaProtocol.FetchAdd || command instanceof RdmaProtocol.CompareSwap) {
-            handler.tell(new RdmaProtocol.AtomicCompleted(command.ack(),
+            answer(command, new RdmaProtocol.AtomicCompleted(command.ack(),
                     buffers.send.memory(slot).getLong(buffers.send.offset(slot))));
         } else if (command.ack() != null) {
-            handler.tell(new RdmaProtocol.Acked(command.ack()));
+            answer(command, new RdmaProtocol.Acked(command.ack()));
         }
     }
 
@@ -765,7 +771,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             if (large != null) {
                 release(large.region());
                 if (large.send().ack() != null) {
-                    handler.tell(new RdmaProtocol.Acked(large.send().ack()));
+                    answer(large.send(), new RdmaProtocol.Acked(large.send().ack()));
                 }
             }
         }

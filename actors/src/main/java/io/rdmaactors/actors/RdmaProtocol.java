@@ -208,10 +208,21 @@ public final class RdmaProtocol {
         }
     }
 
-    /** A command that moves data; {@code ack} (if not null) comes back in its {@link Acked} or result. */
+    /**
+     * A command that moves data; {@code ack} (if not null) comes back in its {@link Acked} or result.
+     * Its answers go to {@code replyTo}, or to the connection's handler where that is null (each
+     * command has {@code withReplyTo}): typed actors have no sender to answer, as Pekko IO does.
+     */
     public sealed interface DataCommand extends ConnectionCommand
             permits Send, Write, Read, FetchAdd, CompareSwap {
         Object ack();
+
+        ActorRef<ConnectionEvent> replyTo();
+    }
+
+    /** Where a command's answers go: its own replyTo, if it is a data command that has one, or {@code handler}. */
+    static ActorRef<? super CommandFailed> answerTo(Object command, ActorRef<? super CommandFailed> handler) {
+        return command instanceof DataCommand d && d.replyTo() != null ? d.replyTo() : handler;
     }
 
     /**
@@ -220,10 +231,15 @@ public final class RdmaProtocol {
      * {@code max-message-size}, is announced and RDMA-read by the peer (rendezvous), in its place
      * among the others. With an {@code ack}, answered with {@link Acked} once the peer has it.
      */
-    public record Send(ByteString data, Integer immediate, Object ack) implements DataCommand {
+    public record Send(ByteString data, Integer immediate, Object ack, ActorRef<ConnectionEvent> replyTo)
+            implements DataCommand {
         public Send {
             Objects.requireNonNull(data, "data");
             checkImmediate(immediate);
+        }
+
+        public Send(ByteString data, Integer immediate, Object ack) {
+            this(data, immediate, ack, null);
         }
 
         public static Send of(ByteString data) {
@@ -240,18 +256,26 @@ public final class RdmaProtocol {
         }
 
         public Send withImmediate(int value) {
-            return new Send(data, value, ack);
+            return new Send(data, value, ack, replyTo);
+        }
+
+        public Send withReplyTo(ActorRef<ConnectionEvent> to) {
+            return new Send(data, immediate, ack, to);
         }
     }
 
     /** An RDMA write into an exported region; with {@code immediate} it also consumes a peer receive. */
-    public record Write(RemoteRegion target, long offset, ByteString data, Integer immediate, Object ack)
-            implements DataCommand {
+    public record Write(RemoteRegion target, long offset, ByteString data, Integer immediate, Object ack,
+                        ActorRef<ConnectionEvent> replyTo) implements DataCommand {
         public Write {
             Objects.requireNonNull(target, "target");
             Objects.requireNonNull(data, "data");
             checkImmediate(immediate);
             target.at(offset, data.size());
+        }
+
+        public Write(RemoteRegion target, long offset, ByteString data, Integer immediate, Object ack) {
+            this(target, offset, data, immediate, ack, null);
         }
 
         public static Write of(RemoteRegion target, long offset, ByteString data, Object ack) {
@@ -264,12 +288,17 @@ public final class RdmaProtocol {
         }
 
         public Write withImmediate(int value) {
-            return new Write(target, offset, data, value, ack);
+            return new Write(target, offset, data, value, ack, replyTo);
+        }
+
+        public Write withReplyTo(ActorRef<ConnectionEvent> to) {
+            return new Write(target, offset, data, immediate, ack, to);
         }
     }
 
     /** An RDMA read from an exported region; answered with {@link ReadCompleted}. */
-    public record Read(RemoteRegion source, long offset, int length, Object ack) implements DataCommand {
+    public record Read(RemoteRegion source, long offset, int length, Object ack, ActorRef<ConnectionEvent> replyTo)
+            implements DataCommand {
         public Read {
             Objects.requireNonNull(source, "source");
             if (length < 0) {
@@ -278,25 +307,50 @@ public final class RdmaProtocol {
             source.at(offset, length);
         }
 
+        public Read(RemoteRegion source, long offset, int length, Object ack) {
+            this(source, offset, length, ack, null);
+        }
+
         public static Read of(RemoteRegion source, long offset, int length, Object ack) {
             return new Read(source, offset, length, ack);
+        }
+
+        public Read withReplyTo(ActorRef<ConnectionEvent> to) {
+            return new Read(source, offset, length, ack, to);
         }
     }
 
     /** Atomically adds to the 8 bytes at the offset; answered with {@link AtomicCompleted}. */
-    public record FetchAdd(RemoteRegion target, long offset, long add, Object ack) implements DataCommand {
+    public record FetchAdd(RemoteRegion target, long offset, long add, Object ack, ActorRef<ConnectionEvent> replyTo)
+            implements DataCommand {
         public FetchAdd {
             Objects.requireNonNull(target, "target");
             target.at(offset, 8);
         }
+
+        public FetchAdd(RemoteRegion target, long offset, long add, Object ack) {
+            this(target, offset, add, ack, null);
+        }
+
+        public FetchAdd withReplyTo(ActorRef<ConnectionEvent> to) {
+            return new FetchAdd(target, offset, add, ack, to);
+        }
     }
 
     /** Atomically swaps the 8 bytes at the offset if they equal {@code expected}; answered with {@link AtomicCompleted}. */
-    public record CompareSwap(RemoteRegion target, long offset, long expected, long swap, Object ack)
-            implements DataCommand {
+    public record CompareSwap(RemoteRegion target, long offset, long expected, long swap, Object ack,
+                              ActorRef<ConnectionEvent> replyTo) implements DataCommand {
         public CompareSwap {
             Objects.requireNonNull(target, "target");
             target.at(offset, 8);
+        }
+
+        public CompareSwap(RemoteRegion target, long offset, long expected, long swap, Object ack) {
+            this(target, offset, expected, swap, ack, null);
+        }
+
+        public CompareSwap withReplyTo(ActorRef<ConnectionEvent> to) {
+            return new CompareSwap(target, offset, expected, swap, ack, to);
         }
     }
 

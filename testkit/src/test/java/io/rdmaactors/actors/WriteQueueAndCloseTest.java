@@ -188,6 +188,23 @@ class WriteQueueAndCloseTest {
     }
 
     @Test
+    void aDataCommandsAnswersGoToItsReplyToAndTheRestToTheHandler() {
+        Connections.Pair pair = connect("");
+        TestProbe<ConnectionEvent> asker = kit.probe();
+        pair.client().tell(message(0).withReplyTo(asker.getRef()));
+        assertEquals(new RdmaProtocol.Acked(0), asker.expectMessageClass(RdmaProtocol.Acked.class, WAIT));
+        pair.serverEvents().expectMessageClass(RdmaProtocol.Received.class, WAIT);
+        pair.client().tell(new RdmaProtocol.Close());
+        RdmaProtocol.Send late = message(1).withReplyTo(asker.getRef());
+        pair.client().tell(late);
+        assertEquals(late, asker.expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        // the handler hears only how the connection ended
+        assertInstanceOf(RdmaProtocol.Disconnected.class, pair.clientEvents().receiveMessage(WAIT));
+        Connections.awaitDisconnected(pair.serverEvents());
+        assertNoLeaks();
+    }
+
+    @Test
     void aConnectionWhoseOwnRequestFailedEndsErrorClosedEveryTime() {
         kit = RdmaTestKit.create(SMALL_QUEUES);
         listener = Connections.listen(kit, 8);
