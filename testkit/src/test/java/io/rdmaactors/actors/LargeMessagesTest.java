@@ -44,14 +44,13 @@ class LargeMessagesTest {
         return ByteString.fromArrayUnsafe(data);
     }
 
-    private static void sendAll(Connections.Pair pair) {
+    /** Connects through {@code listener}, sends SIZES, checks what arrived and the acks, closes, leaves nothing. */
+    private void sendAllThrough(Connections.Listener listener) {
+        Connections.Pair pair = Connections.connect(kit, listener);
         for (int n = 0; n < SIZES.size(); n++) {
             RdmaProtocol.Send send = RdmaProtocol.Send.of(message(n, SIZES.get(n)), n);
             pair.client().tell(n % 3 == 2 ? send.withImmediate(n) : send);
         }
-    }
-
-    private static void assertAllArrived(Connections.Pair pair) {
         for (int n = 0; n < SIZES.size(); n++) {
             RdmaProtocol.Received r = pair.serverEvents().expectMessageClass(RdmaProtocol.Received.class, WAIT);
             assertEquals(message(n, SIZES.get(n)), r.data(), "message " + n + " whole and in order");
@@ -61,31 +60,21 @@ class LargeMessagesTest {
         for (int n = 0; n < SIZES.size(); n++) {
             assertTrue(acked.add(pair.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT).token()));
         }
+        Connections.close(kit, pair);
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
     }
 
     @Test
     void largeSendsArriveWholeAndInOrderAmongSmallOnes() {
-        Connections.Listener listener = Connections.listen(kit, 4);
-        Connections.Pair pair = Connections.connect(kit, listener);
-        sendAll(pair);
-        assertAllArrived(pair);
-        Connections.close(kit, pair);
-        Connections.unbind(listener);
-        kit.awaitNoLeaks(WAIT);
+        sendAllThrough(Connections.listen(kit, 4));
     }
 
     @Test
     void largeSendsReachAConnectionOnASharedReceiveQueue() {
         TestProbe<RdmaProtocol.ListenerEvent> bind = kit.probe();
         kit.manager().tell(RdmaProtocol.Listen.on(kit.address(0), bind.getRef()).withSharedReceiveQueue());
-        Connections.Listener listener = new Connections.Listener(bind,
-                bind.expectMessageClass(RdmaProtocol.Listening.class, WAIT));
-        Connections.Pair pair = Connections.connect(kit, listener);
-        sendAll(pair);
-        assertAllArrived(pair);
-        Connections.close(kit, pair);
-        Connections.unbind(listener);
-        kit.awaitNoLeaks(WAIT);
+        sendAllThrough(new Connections.Listener(bind, bind.expectMessageClass(RdmaProtocol.Listening.class, WAIT)));
     }
 
     @Test
