@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.HdrHistogram.Histogram;
 import org.apache.pekko.actor.AbstractActor;
 import org.apache.pekko.actor.ExtendedActorSystem;
@@ -156,8 +157,8 @@ public final class ActorVersusPekkoTcp {
             for (int w = 0; w < workloads.size(); w++) {
                 Workload workload = workloads.get(w);
                 boolean rdmaFirst = Math.floorMod(r, 2) == 0;
-                double[] first = workload.run().on(rdmaFirst);
-                double[] second = workload.run().on(!rdmaFirst);
+                double[] first = run(workload, rdmaFirst);
+                double[] second = run(workload, !rdmaFirst);
                 double[] rdma = rdmaFirst ? first : second;
                 double[] tcp = rdmaFirst ? second : first;
                 StringBuilder line = new StringBuilder(r < 0 ? "warm-up: " : "round " + (r + 1) + ": ");
@@ -211,6 +212,16 @@ public final class ActorVersusPekkoTcp {
         Path rates = BenchCharts.bars(dir, "actor-vs-pekko-tcp-rates.png",
                 "Throughput relative to Pekko TCP, two JVMs (medians)", "x Pekko TCP", categories, series);
         System.out.println("charts: " + latency + ", " + rates);
+    }
+
+    /** One side of a workload; a failure says which. */
+    private static double[] run(Workload workload, boolean rdma) throws Exception {
+        try {
+            return workload.run().on(rdma);
+        } catch (TimeoutException e) {
+            throw new IllegalStateException(workload.name() + " on " + (rdma ? "rdma-actors" : "pekko tcp")
+                    + ": no result within " + STEP_SECONDS + " s", e);
+        }
     }
 
     private static double min(double[] v) {
@@ -292,12 +303,19 @@ public final class ActorVersusPekkoTcp {
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.ConnectFailed.class, f -> failed(result, f))
-                    .onMessage(RdmaProtocol.Disconnected.class, d -> Behaviors.stopped())
+                    .onMessage(RdmaProtocol.Disconnected.class, d -> disconnected(result, d))
                     .onMessage(RdmaProtocol.ConnectionEvent.class, e -> Behaviors.same())
                     .build();
         }), "rdma-ping-" + System.nanoTime(), org.apache.pekko.actor.typed.Props.empty());
         connect(client, ports[0]);
         return await(result);
+    }
+
+    /** The end of a client's connection: after its result, or (failing it) before. */
+    private static <T> Behavior<RdmaProtocol.ConnectionEvent> disconnected(CompletableFuture<T> result,
+                                                                           RdmaProtocol.Disconnected d) {
+        result.completeExceptionally(new IllegalStateException("disconnected before the end: " + d.reason()));
+        return Behaviors.stopped();
     }
 
     private static <T> Behavior<RdmaProtocol.ConnectionEvent> failed(CompletableFuture<T> result,
@@ -351,7 +369,7 @@ public final class ActorVersusPekkoTcp {
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.ConnectFailed.class, f -> failed(result, f))
-                    .onMessage(RdmaProtocol.Disconnected.class, d -> Behaviors.stopped())
+                    .onMessage(RdmaProtocol.Disconnected.class, d -> disconnected(result, d))
                     .onMessage(RdmaProtocol.ConnectionEvent.class, e -> Behaviors.same())
                     .build();
         }), "rdma-stream-" + System.nanoTime(), org.apache.pekko.actor.typed.Props.empty());

@@ -53,6 +53,12 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     private static final AtomicInteger EPHEMERAL = new AtomicInteger(
             ThreadLocalRandom.current().nextInt(EPHEMERAL_LAST - EPHEMERAL_FIRST + 1));
     private static final int ETIMEDOUT = -VerbsException.ETIMEDOUT;
+    /**
+     * The local ACK timeout rdma_cm gives a connected QP on RoCE: the path's packet lifetime (16)
+     * plus one, 4.096 us * 2^17, about 0.54 s. A QP's own default (14, 67 ms) is too short for one
+     * large message between loaded processes: it would be retransmitted, then fail RETRY_EXC_ERR.
+     */
+    static final int ACK_TIMEOUT = 17;
 
     /** The next ephemeral port, round the range: a long-running process never runs out. */
     static int ephemeralPort() {
@@ -477,7 +483,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     private void readyQueuePair(CmMessage from, ConnectionParameters parameters) {
         AddressVector path = AddressVector.global(from.gid(), port.portNum);
         qp.modify(QpAttributes.readyToReceive(path, from.qpn(), (int) from.psn()).pathMtu(SoftDevice.MTU));
-        qp.modify(QpAttributes.readyToSend((int) psn).retryCount(parameters.retryCount())
+        qp.modify(QpAttributes.readyToSend((int) psn).timeout(ACK_TIMEOUT).retryCount(parameters.retryCount())
                 .rnrRetry(parameters.rnrRetryCount()));
     }
 
