@@ -203,7 +203,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private final ArrayDeque<Object> writeQueue = new ArrayDeque<>();
     private final int writeQueueLimit;
     private final int maxMessageSize;
-    /** Large Sends announced, until the peer says Done, by rendezvous id. */
+    /** Large Sends announced, until the peer says Done or they fail, by rendezvous id. */
     private final Map<Integer, LargeSend> announced = new HashMap<>();
     /** Memory registered for rendezvous, deregistered when its message is through or the connection ends. */
     private final Set<MemoryRegion> rendezvousRegions = new HashSet<>();
@@ -460,7 +460,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private void fail(Object item, Throwable cause) {
         if (item instanceof DataCommand command) {
             answer(command, new CommandFailed(command, cause));
-        } else if (item instanceof LargeSend large) {
+        } else if (item instanceof LargeSend large && announced.remove(large.id()) != null) {
             release(large.region());
             answer(large.send(), new CommandFailed(large.send(), cause));
         } else if (item instanceof LargeRead read) {
@@ -505,7 +505,10 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         memory.flip();
         MemoryRegion region = buffers.pd.register(memory, Set.of(Access.REMOTE_READ));
         rendezvousRegions.add(region);
-        return new LargeSend(send, nextRendezvous++, region);
+        LargeSend large = new LargeSend(send, nextRendezvous++, region);
+        // from now on the peer may read it and say Done, even before this announcement's completion is polled
+        announced.put(large.id(), large);
+        return large;
     }
 
     private void reportQuiesced() {
@@ -694,9 +697,8 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             }
             return;
         }
-        if (item instanceof LargeSend large) {
-            announced.put(large.id(), large); // acknowledged when the peer says Done
-            return;
+        if (item instanceof LargeSend) {
+            return; // acknowledged when the peer says Done, which may already have come
         }
         if (item instanceof LargeRead read) {
             read.into().data = ByteString.fromByteBuffer(read.region().buffer());
