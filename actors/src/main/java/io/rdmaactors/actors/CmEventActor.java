@@ -146,7 +146,7 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
                 return this;
             }
         }
-        ActorRef<RdmaProtocol.ListenerCommand> listener = spawn(ListenerActor.create(id, m.listen().handler(), settings,
+        ActorRef<RdmaProtocol.ListenerCommand> listener = spawn(ListenerActor.create(id, m.listen(), settings,
                 devices, getContext().getSelf(), shared), "listener-" + id.handle(), id.handle());
         routes.put(id.handle(), e -> listener.tell(new ListenerActor.Event(e)));
         return this;

@@ -226,10 +226,12 @@ final class ConnectionActor {
     // ------------------------------------------------------------------ agent
 
     static Behavior<ConnectionCommand> agent(CmId id, byte[] privateData,
-                                             ActorRef<RdmaProtocol.ListenerEvent> bindHandler, RdmaSettings settings,
-                                             Devices devices,
-                                             SrqActor.Shared shared) {
+                                             ActorRef<RdmaProtocol.ListenerEvent> bindHandler,
+                                             ActorRef<RdmaProtocol.ListenerCommand> listener, RdmaSettings settings,
+                                             Devices devices, SrqActor.Shared shared) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
+            // first of all: the listener counts this connection as open until this actor stops
+            listener.tell(new ListenerActor.Admitted(ctx.getSelf()));
             ConnectionActor c = new ConnectionActor(ctx, timers, id, settings, devices);
             c.shared = shared;
             c.bindHandler = bindHandler;

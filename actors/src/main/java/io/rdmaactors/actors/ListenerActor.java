@@ -2,7 +2,8 @@ package io.rdmaactors.actors;
 
 import io.rdmaactors.cm.CmEvent;
 import io.rdmaactors.verbs.CmId;
-import java.util.Map;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -13,14 +14,22 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 
 /**
- * Owns a listening CM id. Each connect request becomes an agent {@link ConnectionActor} that asks
- * the bind handler to accept or reject it. Unbinding, or the bind handler's death, stops listening;
- * connections already handed out live on.
+ * Owns a listening CM id. Each connect request its admission rules let through becomes an agent
+ * {@link ConnectionActor} that asks the bind handler to accept or reject it; the others it rejects
+ * itself, saying why in the reject's private data. Unbinding, or the bind handler's death, stops
+ * listening; connections already handed out live on.
  */
 final class ListenerActor extends AbstractBehavior<RdmaProtocol.ListenerCommand> {
 
     /** A CM event for the listening id. */
     record Event(CmEvent event) implements RdmaProtocol.ListenerCommand {
+    }
+
+    /** An agent this listener admitted has started: it counts as open until it stops. */
+    record Admitted(ActorRef<RdmaProtocol.ConnectionCommand> agent) implements RdmaProtocol.ListenerCommand {
+    }
+
+    private record AgentStopped() implements RdmaProtocol.ListenerCommand {
     }
 
     private final CmId id;
@@ -30,20 +39,27 @@ final class ListenerActor extends AbstractBehavior<RdmaProtocol.ListenerCommand>
     private final ActorRef<CmEventActor.Command> cmEvents;
     /** The SRQ every accepted connection receives from, or null. */
     private final SrqActor.Shared shared;
+    private final RdmaProtocol.Admission admission;
+    /** Admitted requests whose agents have not stopped yet. */
+    private int open;
+    /** The rate limit's bucket: a request takes a token; tokens refill at admission.perSecond(). */
+    private double tokens;
+    private long refilled = System.nanoTime();
 
-    static Behavior<RdmaProtocol.ListenerCommand> create(CmId id, ActorRef<RdmaProtocol.ListenerEvent> handler,
-                                                         RdmaSettings settings,
+    static Behavior<RdmaProtocol.ListenerCommand> create(CmId id, RdmaProtocol.Listen listen, RdmaSettings settings,
                                                          Devices devices,
                                                          ActorRef<CmEventActor.Command> cmEvents,
                                                          SrqActor.Shared shared) {
-        return Behaviors.setup(ctx -> new ListenerActor(ctx, id, handler, settings, devices, cmEvents, shared));
+        return Behaviors.setup(ctx -> new ListenerActor(ctx, id, listen, settings, devices, cmEvents, shared));
     }
 
-    private ListenerActor(ActorContext<RdmaProtocol.ListenerCommand> ctx, CmId id,
-                          ActorRef<RdmaProtocol.ListenerEvent> handler, RdmaSettings settings,
-                          Devices devices, ActorRef<CmEventActor.Command> cmEvents,
+    private ListenerActor(ActorContext<RdmaProtocol.ListenerCommand> ctx, CmId id, RdmaProtocol.Listen listen,
+                          RdmaSettings settings, Devices devices, ActorRef<CmEventActor.Command> cmEvents,
                           SrqActor.Shared shared) {
         super(ctx);
+        ActorRef<RdmaProtocol.ListenerEvent> handler = listen.handler();
+        this.admission = listen.admission();
+        this.tokens = burst();
         this.id = id;
         this.handler = handler;
         this.settings = settings;
@@ -58,6 +74,14 @@ final class ListenerActor extends AbstractBehavior<RdmaProtocol.ListenerCommand>
     public Receive<RdmaProtocol.ListenerCommand> createReceive() {
         return newReceiveBuilder()
                 .onMessage(Event.class, e -> onEvent(e.event()))
+                .onMessage(Admitted.class, a -> {
+                    getContext().watchWith(a.agent(), new AgentStopped());
+                    return this;
+                })
+                .onMessage(AgentStopped.class, a -> {
+                    open--;
+                    return this;
+                })
                 .onMessage(RdmaProtocol.Unbind.class, u -> Behaviors.stopped())
                 .onSignal(Terminated.class, t -> Behaviors.stopped())
                 .onSignal(PostStop.class, s -> {
@@ -74,8 +98,14 @@ final class ListenerActor extends AbstractBehavior<RdmaProtocol.ListenerCommand>
     private Behavior<RdmaProtocol.ListenerCommand> onEvent(CmEvent event) {
         if (event instanceof CmEvent.ConnectRequest request) {
             CmId requested = id.channel().cmId(request.id());
+            String refusal = refusal(requested.remoteAddress(), request.privateData());
+            if (refusal != null) {
+                reject(requested, refusal);
+                return this;
+            }
+            open++;
             Behavior<RdmaProtocol.ConnectionCommand> agent = ConnectionActor.agent(requested, request.privateData(),
-                    handler, settings, devices, shared);
+                    handler, getContext().getSelf(), settings, devices, shared);
             if (shared != null) {
                 // the SRQ's connections are its children, so their QPs go before the SRQ does
                 shared.owner().tell(new SrqActor.Adopt(request.id(), agent));
@@ -87,5 +117,37 @@ final class ListenerActor extends AbstractBehavior<RdmaProtocol.ListenerCommand>
             return Behaviors.stopped();
         }
         return this;
+    }
+
+    private double burst() {
+        return Math.max(1, Math.min(admission.perSecond(), Integer.MAX_VALUE));
+    }
+
+    /** Why admission refuses this request, or null if it may go to the handler. */
+    private String refusal(InetSocketAddress remote, byte[] privateData) {
+        if (open >= admission.maxConnections()) {
+            return "admission: " + open + " connections open, the most this listener takes";
+        }
+        long now = System.nanoTime();
+        tokens = Math.min(burst(), tokens + (now - refilled) / 1e9 * admission.perSecond());
+        refilled = now;
+        if (tokens < 1) {
+            return "admission: more than " + admission.perSecond() + " requests a second";
+        }
+        if (!admission.filter().admit(remote, privateData)) {
+            return "admission: refused by the listener's filter";
+        }
+        tokens--;
+        return null;
+    }
+
+    private void reject(CmId requested, String why) {
+        try {
+            requested.reject(why.getBytes(StandardCharsets.US_ASCII));
+        } catch (RuntimeException e) {
+            getContext().getLog().debug("reject of {} failed", requested.remoteAddress(), e);
+        } finally {
+            requested.close();
+        }
     }
 }

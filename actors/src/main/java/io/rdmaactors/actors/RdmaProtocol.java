@@ -29,31 +29,80 @@ public final class RdmaProtocol {
 
     /**
      * Listens on {@code bind}; the handler gets {@link Listening} or {@link CommandFailed}, then
-     * requests. With {@code sharedReceiveQueue} every accepted connection receives from one SRQ
-     * (the multi-QP server): receive buffers scale with the server, not with its connections.
+     * the requests its {@code admission} lets through. With {@code sharedReceiveQueue} every
+     * accepted connection receives from one SRQ (the multi-QP server): receive buffers scale with
+     * the server, not with its connections.
      */
     public record Listen(InetSocketAddress bind, ActorRef<ListenerEvent> handler, int backlog,
-                         boolean sharedReceiveQueue) implements ManagerCommand {
+                         boolean sharedReceiveQueue, Admission admission) implements ManagerCommand {
         public Listen {
             Objects.requireNonNull(bind, "bind");
             Objects.requireNonNull(handler, "handler");
+            Objects.requireNonNull(admission, "admission");
             if (backlog < 0) {
                 throw new IllegalArgumentException("backlog must not be negative: " + backlog);
             }
         }
 
-        public Listen(InetSocketAddress bind, ActorRef<ListenerEvent> handler, int backlog) {
-            this(bind, handler, backlog, false);
+        public Listen(InetSocketAddress bind, ActorRef<ListenerEvent> handler, int backlog,
+                      boolean sharedReceiveQueue) {
+            this(bind, handler, backlog, sharedReceiveQueue, Admission.all());
         }
 
-        /** Listens with a backlog of 128 and a receive queue per connection. */
+        public Listen(InetSocketAddress bind, ActorRef<ListenerEvent> handler, int backlog) {
+            this(bind, handler, backlog, false, Admission.all());
+        }
+
+        /** Listens with a backlog of 128, a receive queue per connection and every request admitted. */
         public static Listen on(InetSocketAddress bind, ActorRef<ListenerEvent> handler) {
-            return new Listen(bind, handler, 128, false);
+            return new Listen(bind, handler, 128, false, Admission.all());
         }
 
         /** The same listener, its connections receiving from one shared receive queue. */
         public Listen withSharedReceiveQueue() {
-            return new Listen(bind, handler, backlog, true);
+            return new Listen(bind, handler, backlog, true, admission);
+        }
+
+        public Listen withAdmission(Admission rules) {
+            return new Listen(bind, handler, backlog, sharedReceiveQueue, rules);
+        }
+    }
+
+    /**
+     * Which connection requests a listener hands to its handler: at most {@code maxConnections}
+     * open at once, at most {@code perSecond} a second (a burst of as many, at least one), and only
+     * those {@code filter} admits. The listener rejects the rest itself; the client gets
+     * {@code ConnectFailed(Rejected(28, reason))}, the reason in ASCII in the private data.
+     */
+    public record Admission(int maxConnections, double perSecond, RequestFilter filter) {
+        public Admission {
+            Objects.requireNonNull(filter, "filter");
+            if (maxConnections < 1 || !(perSecond > 0)) {
+                throw new IllegalArgumentException("maxConnections and perSecond must be positive: " + maxConnections
+                        + ", " + perSecond);
+            }
+        }
+
+        /** Decides on one request, by the peer's address and the private data it offered. */
+        @FunctionalInterface
+        public interface RequestFilter {
+            boolean admit(InetSocketAddress remote, byte[] privateData);
+        }
+
+        public static Admission all() {
+            return new Admission(Integer.MAX_VALUE, Double.POSITIVE_INFINITY, (remote, data) -> true);
+        }
+
+        public Admission withMaxConnections(int max) {
+            return new Admission(max, perSecond, filter);
+        }
+
+        public Admission withRate(double requestsPerSecond) {
+            return new Admission(maxConnections, requestsPerSecond, filter);
+        }
+
+        public Admission withFilter(RequestFilter admit) {
+            return new Admission(maxConnections, perSecond, admit);
         }
     }
 

@@ -1,0 +1,107 @@
+package io.rdmaactors.actors;
+
+import static io.rdmaactors.actors.Connections.WAIT;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
+import io.rdmaactors.testkit.RdmaTestKit;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** A listener's admission rules: requests beyond them are rejected with a reason and never reach the handler. */
+class AdmissionTest {
+
+    private RdmaTestKit kit;
+
+    @BeforeEach
+    void start() {
+        kit = RdmaTestKit.create();
+    }
+
+    @AfterEach
+    void stop() {
+        kit.close();
+    }
+
+    private Connections.Listener listen(RdmaProtocol.Admission admission) {
+        TestProbe<RdmaProtocol.ListenerEvent> bind = kit.probe();
+        kit.manager().tell(RdmaProtocol.Listen.on(kit.address(0), bind.getRef()).withAdmission(admission));
+        return new Connections.Listener(bind, bind.expectMessageClass(RdmaProtocol.Listening.class, WAIT));
+    }
+
+    /** Connects and expects the listener itself to reject: the client hears why, the handler nothing. */
+    private String assertRefused(Connections.Listener listener, byte[] privateData) {
+        TestProbe<ConnectionEvent> client = kit.probe();
+        kit.manager().tell(RdmaProtocol.Connect.to(listener.listening().localAddress(), client.getRef())
+                .withPrivateData(privateData).withTimeout(WAIT));
+        RdmaProtocol.Rejected rejected = assertInstanceOf(RdmaProtocol.Rejected.class,
+                client.expectMessageClass(RdmaProtocol.ConnectFailed.class, WAIT).reason());
+        assertEquals(28, rejected.status(), "a consumer reject, as rdma_reject sends");
+        listener.bind().expectNoMessage(Duration.ofMillis(100));
+        return new String(rejected.privateData(), StandardCharsets.US_ASCII).trim();
+    }
+
+    @Test
+    void beyondMaxConnectionsRequestsAreRejectedUntilOneCloses() {
+        Connections.Listener listener = listen(RdmaProtocol.Admission.all().withMaxConnections(2));
+        Connections.Pair first = Connections.connect(kit, listener);
+        Connections.Pair second = Connections.connect(kit, listener);
+        assertTrue(assertRefused(listener, null).startsWith("admission: 2 connections open"));
+        Connections.close(kit, first);
+        // the listener counts the first connection closed once its actor has stopped: retry until then
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        TestProbe<ConnectionEvent> client;
+        while (true) {
+            client = kit.probe();
+            kit.manager().tell(RdmaProtocol.Connect.to(listener.listening().localAddress(), client.getRef())
+                    .withTimeout(WAIT));
+            // a refusal comes at once; an admitted request waits for the handler's Accept (within the CM timeout)
+            try {
+                client.expectMessageClass(RdmaProtocol.ConnectFailed.class, Duration.ofMillis(500));
+            } catch (AssertionError admitted) {
+                break;
+            }
+            if (System.nanoTime() > deadline) {
+                fail("still refused after a connection closed");
+            }
+        }
+        RdmaProtocol.ConnectionRequested request = listener.bind()
+                .expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
+        TestProbe<ConnectionEvent> server = kit.probe();
+        request.connection().tell(RdmaProtocol.Accept.with(server.getRef()));
+        client.expectMessageClass(RdmaProtocol.Connected.class, WAIT).connection().tell(new RdmaProtocol.Close());
+        Connections.awaitDisconnected(client);
+        Connections.awaitDisconnected(server);
+        Connections.close(kit, second);
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void requestsFasterThanTheRateAreRejected() {
+        Connections.Listener listener = listen(RdmaProtocol.Admission.all().withRate(0.1));
+        Connections.Pair first = Connections.connect(kit, listener);
+        assertTrue(assertRefused(listener, null).startsWith("admission: more than 0.1 requests a second"));
+        Connections.close(kit, first);
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void theFilterSeesAddressAndPrivateData() {
+        Connections.Listener listener = listen(RdmaProtocol.Admission.all().withFilter((remote, data) ->
+                remote.getAddress().isLoopbackAddress() && (data.length == 0 || data[0] != 'x')));
+        assertEquals("admission: refused by the listener's filter", assertRefused(listener, new byte[] {'x'}));
+        Connections.Pair admitted = Connections.connect(kit, listener, new byte[] {'y'}, new byte[0]);
+        Connections.close(kit, admitted);
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+}
