@@ -179,6 +179,7 @@ final class ConnectionActor {
                 })
                 .onMessage(TimedOut.class, t -> connectFailed(remote, new RdmaProtocol.TimedOut(timeout)))
                 .onMessage(RdmaProtocol.Export.class, this::onExport)
+                .onMessage(RdmaProtocol.Unexport.class, this::onUnexport)
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
                 .onMessage(HandlerTerminated.class, t -> Behaviors.stopped())
                 .onMessage(Async.class, a -> Behaviors.same())
@@ -285,6 +286,7 @@ final class ConnectionActor {
                 .onMessage(Cm.class, m -> m.event() instanceof CmEvent.Disconnected
                         || m.event() instanceof CmEvent.DeviceRemoval ? Behaviors.stopped() : Behaviors.same())
                 .onMessage(RdmaProtocol.Export.class, this::onExport)
+                .onMessage(RdmaProtocol.Unexport.class, this::onUnexport)
                 .onMessage(Internal.class, i -> Behaviors.same())
                 .onMessage(ConnectionCommand.class, c -> {
                     RdmaProtocol.answerTo(c, bindHandler).tell(new CommandFailed(c,
@@ -318,6 +320,7 @@ final class ConnectionActor {
                         new RdmaProtocol.TimedOut(settings.acceptTimeout())))
                 .onMessage(SharedReceived.class, this::onSharedReceived)
                 .onMessage(RdmaProtocol.Export.class, this::onExport)
+                .onMessage(RdmaProtocol.Unexport.class, this::onUnexport)
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
                 .onMessage(HandlerTerminated.class, t -> Behaviors.stopped())
                 .onMessage(Async.class, a -> Behaviors.same())
@@ -394,6 +397,21 @@ final class ConnectionActor {
         return Behaviors.same();
     }
 
+    /** Deregisters an exported region: its rkey stops working, for the peer's later accesses too. */
+    private Behavior<ConnectionCommand> onUnexport(RdmaProtocol.Unexport unexport) {
+        RemoteRegion region = unexport.region();
+        MemoryRegion mr = exported.stream().filter(m -> m.rkey() == region.rkey() && m.address() == region.address())
+                .findFirst().orElse(null);
+        if (mr == null) {
+            refuse(unexport, new IllegalArgumentException("this connection has not exported " + region));
+            return Behaviors.same();
+        }
+        exported.remove(mr);
+        mr.close();
+        unexport.replyTo().tell(new RdmaProtocol.Unexported(region));
+        return Behaviors.same();
+    }
+
     /** Before Accept names a handler, a refusal can only be logged. */
     private void refuse(Object command, Throwable cause) {
         if (handler != null) {
@@ -442,6 +460,7 @@ final class ConnectionActor {
                 .onMessage(RdmaProtocol.SuspendReading.class, this::dataPath)
                 .onMessage(RdmaProtocol.ResumeReading.class, this::dataPath)
                 .onMessage(RdmaProtocol.Export.class, this::onExport)
+                .onMessage(RdmaProtocol.Unexport.class, this::onUnexport)
                 .onMessage(RdmaProtocol.LoadAlternatePath.class, this::onLoadAlternatePath)
                 .onMessage(RdmaProtocol.MigratePath.class, m -> {
                     toQueuePair(new QueuePairActor.ModifyPath(m,

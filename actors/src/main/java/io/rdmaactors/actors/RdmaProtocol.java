@@ -424,6 +424,22 @@ public final class RdmaProtocol {
     }
 
     /**
+     * Revokes an export: the region is deregistered, so its rkey stops working, and the peer's
+     * later accesses complete with REM_ACCESS_ERR (which ends the peer's connection, as any remote
+     * access error does). Answered with {@link Unexported}; a region this connection did not
+     * export is refused with {@link CommandFailed}.
+     */
+    public record Unexport(RemoteRegion region, ActorRef<Unexported> replyTo) implements ConnectionCommand {
+        public Unexport {
+            Objects.requireNonNull(region, "region");
+            Objects.requireNonNull(replyTo, "replyTo");
+        }
+    }
+
+    public record Unexported(RemoteRegion region) {
+    }
+
+    /**
      * After {@link WritingSuspended}, asks to be told {@link WritingResumed} once the send queue has
      * room again. Every data command the handler sent since the suspension was refused, so resending
      * the refused ones now keeps the stream in order (Pekko IO's NACK-based back-pressure). Only a

@@ -207,6 +207,36 @@ class ConnectionActorTest {
     }
 
     @Test
+    void unexportRevokesTheRegionForThePeersLaterAccesses() {
+        Connections.Listener listener = Connections.listen(kit, 8);
+        Connections.Pair pair = Connections.connect(kit, listener);
+        TestProbe<RdmaProtocol.Exported> exported = kit.probe();
+        pair.server().tell(new RdmaProtocol.Export(ByteBuffer.allocateDirect(64),
+                EnumSet.of(Access.REMOTE_READ, Access.REMOTE_WRITE), exported.getRef()));
+        RemoteRegion region = exported.expectMessageClass(RdmaProtocol.Exported.class, WAIT).region();
+        pair.client().tell(RdmaProtocol.Write.of(region, 0, new byte[] {1}, "before"));
+        pair.clientEvents().expectMessage(WAIT, new RdmaProtocol.Acked("before"));
+        TestProbe<RdmaProtocol.Unexported> unexported = kit.probe();
+        RdmaProtocol.Unexport unknown = new RdmaProtocol.Unexport(new RemoteRegion(region.address(), 64,
+                region.rkey() + 1), unexported.getRef());
+        pair.server().tell(unknown);
+        assertEquals(unknown, pair.serverEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        pair.server().tell(new RdmaProtocol.Unexport(region, unexported.getRef()));
+        assertEquals(region, unexported.expectMessageClass(RdmaProtocol.Unexported.class, WAIT).region());
+        RdmaProtocol.Write after = RdmaProtocol.Write.of(region, 0, new byte[] {2}, "after");
+        pair.client().tell(after);
+        RdmaProtocol.CommandFailed failed = pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class,
+                WAIT);
+        assertEquals(after, failed.command());
+        assertEquals(io.rdmaactors.verbs.WcStatus.REM_ACCESS_ERR,
+                assertInstanceOf(RdmaProtocol.WorkRequestFailed.class, failed.cause()).status());
+        assertInstanceOf(RdmaProtocol.ErrorClosed.class, Connections.awaitDisconnected(pair.clientEvents()).reason());
+        Connections.awaitDisconnected(pair.serverEvents());
+        Connections.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
     void memoryIsNotRemotelyAccessibleUnlessExportedWithTheRight() {
         Connections.Listener listener = Connections.listen(kit, 8);
         Connections.Pair pair = Connections.connect(kit, listener);
