@@ -6,7 +6,6 @@ import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionException;
 import org.apache.pekko.actor.typed.ActorSystem;
-import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.stream.javadsl.Flow;
 import org.apache.pekko.stream.javadsl.Keep;
