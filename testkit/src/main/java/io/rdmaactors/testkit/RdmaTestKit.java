@@ -14,15 +14,38 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.ActorRef;
 
 /**
- * An ActorTestKit with rdma-actors running on a fresh soft fabric, and the checks every test of an
- * RDMA service wants: nothing leaked (the resource ledger reads zero) and no framework thread
- * outlives the actor system.
+ * An ActorTestKit with rdma-actors running on a fresh soft fabric, and what every test of an RDMA
+ * service wants: a listener and connected pairs whose handlers are probes, faults aimed at a
+ * connection, and the checks that nothing leaked (the resource ledger reads zero) and no
+ * framework thread outlives the actor system.
  */
 public final class RdmaTestKit implements AutoCloseable {
+
+    /** How long the kit's helpers wait for each step (a Listening, a Connected, a Disconnected). */
+    public static final Duration STEP = Duration.ofSeconds(10);
+
+    /** A listener on a free port and the probe that is its handler. */
+    public record Listener(TestProbe<RdmaProtocol.ListenerEvent> events, RdmaProtocol.Listening listening) {
+        public InetSocketAddress address() {
+            return listening.localAddress();
+        }
+    }
+
+    /**
+     * Both ends of an established connection: each end's connection (where its commands go), the
+     * probe that is its handler, and the Connected that handler was told.
+     */
+    public record Pair(ActorRef<RdmaProtocol.ConnectionCommand> client,
+                       TestProbe<RdmaProtocol.ConnectionEvent> clientEvents,
+                       ActorRef<RdmaProtocol.ConnectionCommand> server,
+                       TestProbe<RdmaProtocol.ConnectionEvent> serverEvents,
+                       RdmaProtocol.Connected clientConnected, RdmaProtocol.Connected serverConnected) {
+    }
 
     private final ActorTestKit testKit;
     private final Fabric fabric;
@@ -101,6 +124,53 @@ public final class RdmaTestKit implements AutoCloseable {
 
     public <T> TestProbe<T> probe() {
         return testKit.createTestProbe();
+    }
+
+    /** Listens on a free port of {@link #address}, a probe for its handler. */
+    public Listener listen(int backlog) {
+        TestProbe<RdmaProtocol.ListenerEvent> events = probe();
+        manager().tell(new RdmaProtocol.Listen(address(0), events.getRef(), backlog));
+        return new Listener(events, events.expectMessageClass(RdmaProtocol.Listening.class, STEP));
+    }
+
+    /** Connects a client to {@code listener} and accepts it: both handlers are probes that heard Connected. */
+    public Pair connect(Listener listener) {
+        return connect(listener, new byte[0], new byte[0]);
+    }
+
+    /** As {@link #connect(Listener)}, offering {@code clientData} with the Connect and {@code serverData} with the Accept. */
+    public Pair connect(Listener listener, byte[] clientData, byte[] serverData) {
+        TestProbe<RdmaProtocol.ConnectionEvent> clientEvents = probe();
+        manager().tell(RdmaProtocol.Connect.to(listener.address(), clientEvents.getRef()).withPrivateData(clientData)
+                .withTimeout(STEP));
+        RdmaProtocol.ConnectionRequested request = listener.events()
+                .expectMessageClass(RdmaProtocol.ConnectionRequested.class, STEP);
+        TestProbe<RdmaProtocol.ConnectionEvent> serverEvents = probe();
+        request.connection().tell(new RdmaProtocol.Accept(serverEvents.getRef(), serverData));
+        RdmaProtocol.Connected client = clientEvents.expectMessageClass(RdmaProtocol.Connected.class, STEP);
+        RdmaProtocol.Connected server = serverEvents.expectMessageClass(RdmaProtocol.Connected.class, STEP);
+        return new Pair(client.connection(), clientEvents, server.connection(), serverEvents, client, server);
+    }
+
+    /** Closes a pair from the client's end and waits until both ends heard Disconnected. */
+    public void close(Pair pair) {
+        pair.client().tell(new RdmaProtocol.Close());
+        awaitDisconnected(pair.clientEvents());
+        awaitDisconnected(pair.serverEvents());
+    }
+
+    /** Stops listening and waits for Unbound, skipping other events. */
+    public void unbind(Listener listener) {
+        listener.listening().listener().tell(new RdmaProtocol.Unbind());
+        listener.events().fishForMessage(STEP, e -> e instanceof RdmaProtocol.Unbound
+                ? FishingOutcomes.complete() : FishingOutcomes.continueAndIgnore());
+    }
+
+    /** Skips other events until the connection's Disconnected, and returns it. */
+    public static RdmaProtocol.Disconnected awaitDisconnected(TestProbe<RdmaProtocol.ConnectionEvent> events) {
+        List<RdmaProtocol.ConnectionEvent> seen = events.fishForMessage(STEP, e -> e instanceof RdmaProtocol.Disconnected
+                ? FishingOutcomes.complete() : FishingOutcomes.continueAndIgnore());
+        return (RdmaProtocol.Disconnected) seen.get(seen.size() - 1);
     }
 
     /**

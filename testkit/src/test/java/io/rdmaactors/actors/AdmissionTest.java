@@ -32,31 +32,31 @@ class AdmissionTest {
         kit.close();
     }
 
-    private Connections.Listener listen(RdmaProtocol.Admission admission) {
+    private RdmaTestKit.Listener listen(RdmaProtocol.Admission admission) {
         TestProbe<RdmaProtocol.ListenerEvent> bind = kit.probe();
         kit.manager().tell(RdmaProtocol.Listen.on(kit.address(0), bind.getRef()).withAdmission(admission));
-        return new Connections.Listener(bind, bind.expectMessageClass(RdmaProtocol.Listening.class, WAIT));
+        return new RdmaTestKit.Listener(bind, bind.expectMessageClass(RdmaProtocol.Listening.class, WAIT));
     }
 
     /** Connects and expects the listener itself to reject: the client hears why, the handler nothing. */
-    private String assertRefused(Connections.Listener listener, byte[] privateData) {
+    private String assertRefused(RdmaTestKit.Listener listener, byte[] privateData) {
         TestProbe<ConnectionEvent> client = kit.probe();
         kit.manager().tell(RdmaProtocol.Connect.to(listener.listening().localAddress(), client.getRef())
                 .withPrivateData(privateData).withTimeout(WAIT));
         RdmaProtocol.Rejected rejected = assertInstanceOf(RdmaProtocol.Rejected.class,
                 client.expectMessageClass(RdmaProtocol.ConnectFailed.class, WAIT).reason());
         assertEquals(28, rejected.status(), "a consumer reject, as rdma_reject sends");
-        listener.bind().expectNoMessage(Duration.ofMillis(100));
+        listener.events().expectNoMessage(Duration.ofMillis(100));
         return new String(rejected.privateData(), StandardCharsets.US_ASCII).trim();
     }
 
     @Test
     void beyondMaxConnectionsRequestsAreRejectedUntilOneCloses() {
-        Connections.Listener listener = listen(RdmaProtocol.Admission.all().withMaxConnections(2));
-        Connections.Pair first = Connections.connect(kit, listener);
-        Connections.Pair second = Connections.connect(kit, listener);
+        RdmaTestKit.Listener listener = listen(RdmaProtocol.Admission.all().withMaxConnections(2));
+        RdmaTestKit.Pair first = kit.connect(listener);
+        RdmaTestKit.Pair second = kit.connect(listener);
         assertTrue(assertRefused(listener, null).startsWith("admission: 2 connections open"));
-        Connections.close(kit, first);
+        kit.close(first);
         // the listener counts the first connection closed once its actor has stopped: retry until then
         long deadline = System.nanoTime() + WAIT.toNanos();
         TestProbe<ConnectionEvent> client;
@@ -74,40 +74,40 @@ class AdmissionTest {
                 fail("still refused after a connection closed");
             }
         }
-        RdmaProtocol.ConnectionRequested request = listener.bind()
+        RdmaProtocol.ConnectionRequested request = listener.events()
                 .expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
         TestProbe<ConnectionEvent> server = kit.probe();
         request.connection().tell(RdmaProtocol.Accept.with(server.getRef()));
         client.expectMessageClass(RdmaProtocol.Connected.class, WAIT).connection().tell(new RdmaProtocol.Close());
-        Connections.awaitDisconnected(client);
-        Connections.awaitDisconnected(server);
-        Connections.close(kit, second);
-        Connections.unbind(listener);
+        RdmaTestKit.awaitDisconnected(client);
+        RdmaTestKit.awaitDisconnected(server);
+        kit.close(second);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
     @Test
     void requestsFasterThanTheRateAreRejected() {
-        Connections.Listener listener = listen(RdmaProtocol.Admission.all().withRate(0.1));
-        Connections.Pair first = Connections.connect(kit, listener);
+        RdmaTestKit.Listener listener = listen(RdmaProtocol.Admission.all().withRate(0.1));
+        RdmaTestKit.Pair first = kit.connect(listener);
         assertTrue(assertRefused(listener, null).startsWith("admission: more than 0.1 requests a second"));
-        Connections.close(kit, first);
-        Connections.unbind(listener);
+        kit.close(first);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
     @Test
     void theFilterSeesAddressAndPrivateData() {
         AtomicReference<InetSocketAddress> seen = new AtomicReference<>();
-        Connections.Listener listener = listen(RdmaProtocol.Admission.all().withFilter((remote, data) -> {
+        RdmaTestKit.Listener listener = listen(RdmaProtocol.Admission.all().withFilter((remote, data) -> {
             seen.set(remote);
             return data.length == 0 || data[0] != 'x';
         }));
         assertEquals("admission: refused by the listener's filter", assertRefused(listener, new byte[] {'x'}));
-        Connections.Pair admitted = Connections.connect(kit, listener, new byte[] {'y'}, new byte[0]);
+        RdmaTestKit.Pair admitted = kit.connect(listener, new byte[] {'y'}, new byte[0]);
         assertEquals(admitted.clientConnected().local(), seen.get(), "the filter saw the client's address");
-        Connections.close(kit, admitted);
-        Connections.unbind(listener);
+        kit.close(admitted);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 }

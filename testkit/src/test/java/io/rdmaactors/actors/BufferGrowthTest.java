@@ -32,9 +32,9 @@ class BufferGrowthTest {
 
     @Test
     void anIdleConnectionRegistersOneChunkPerEndAndABurstGrowsItWithoutLoss() {
-        Connections.Listener listener = Connections.listen(kit, 4);
+        RdmaTestKit.Listener listener = kit.listen(4);
         long before = kit.fabric().ledger().live(ResourceKind.MEMORY_REGION);
-        Connections.Pair pair = Connections.connect(kit, listener);
+        RdmaTestKit.Pair pair = kit.connect(listener);
         assertEquals(before + 2, kit.fabric().ledger().live(ResourceKind.MEMORY_REGION),
                 "an idle connection registers one receive chunk per end and no send slots");
         // a whole send queue at once: more than the receives first posted, so the receiver must grow
@@ -52,8 +52,8 @@ class BufferGrowthTest {
         long chunksPerQueue = DEPTH / RegisteredSlots.CHUNK;
         assertTrue(registered > 2 + chunksPerQueue, "send slots and receives grew: " + registered + " regions");
         assertTrue(registered <= 4 * chunksPerQueue, "never past the queue depths: " + registered + " regions");
-        Connections.close(kit, pair);
-        Connections.unbind(listener);
+        kit.close(pair);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 }

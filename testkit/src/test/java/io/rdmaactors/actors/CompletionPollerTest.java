@@ -39,8 +39,8 @@ class CompletionPollerTest {
     @Test
     void threadsAreTheSameWithTenAndFiveHundredConnections() {
         kit = RdmaTestKit.create(SMALL);
-        Connections.Listener listener = Connections.listen(kit, 600);
-        List<Connections.Pair> pairs = connect(listener, 10);
+        RdmaTestKit.Listener listener = kit.listen(600);
+        List<RdmaTestKit.Pair> pairs = connect(listener, 10);
         List<String> withTen = RdmaTestKit.frameworkThreads();
         pairs.addAll(connect(listener, 490));
         exchangeOneMessageEach(pairs);
@@ -50,8 +50,8 @@ class CompletionPollerTest {
         long verbsCalls = Thread.getAllStackTraces().keySet().stream()
                 .filter(t -> t.getName().contains("rdma-actors.verbs-calls")).count();
         assertTrue(verbsCalls <= 4, verbsCalls + " verbs-calls threads, the pool holds 4");
-        pairs.forEach(p -> Connections.close(kit, p));
-        Connections.unbind(listener);
+        pairs.forEach(p -> kit.close(p));
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
@@ -59,24 +59,24 @@ class CompletionPollerTest {
     void manyCqsCompletingAtOnceOnOneChannelLoseNoWakeUp() {
         // no spin: every completion must come through an armed CQ and the shared channel
         kit = RdmaTestKit.create(SMALL + "rdma-actors.completion-spin = 0\nrdma-actors.completion-pollers = 1");
-        Connections.Listener listener = Connections.listen(kit, 300);
-        List<Connections.Pair> pairs = connect(listener, 200);
+        RdmaTestKit.Listener listener = kit.listen(300);
+        List<RdmaTestKit.Pair> pairs = connect(listener, 200);
         for (int round = 0; round < 5; round++) {
             exchangeOneMessageEach(pairs);
         }
-        pairs.forEach(p -> Connections.close(kit, p));
-        Connections.unbind(listener);
+        pairs.forEach(p -> kit.close(p));
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
     @Test
     void cqsDestroyedWhileTheirChannelServesOthersLeaveNothingUnacked() {
         kit = RdmaTestKit.create(SMALL + "rdma-actors.completion-spin = 0");
-        Connections.Listener listener = Connections.listen(kit, 100);
-        List<Connections.Pair> pairs = connect(listener, 40);
+        RdmaTestKit.Listener listener = kit.listen(100);
+        List<RdmaTestKit.Pair> pairs = connect(listener, 40);
         int messages = 200;
         for (int n = 0; n < messages; n++) {
-            for (Connections.Pair p : pairs) {
+            for (RdmaTestKit.Pair p : pairs) {
                 p.client().tell(RdmaProtocol.Send.of(new byte[] {(byte) n}, n));
             }
             if (n == messages / 2) {
@@ -87,7 +87,7 @@ class CompletionPollerTest {
             }
         }
         for (int c = 0; c < pairs.size(); c++) {
-            Connections.Pair p = pairs.get(c);
+            RdmaTestKit.Pair p = pairs.get(c);
             Set<Object> answered = new HashSet<>();
             int acked = 0;
             // commands that reach an aborted connection after it stopped are answered after its Disconnected
@@ -111,23 +111,23 @@ class CompletionPollerTest {
             assertTrue(c % 2 == 0 || acked > 0, "connection " + c + " carried nothing");
             if (c % 2 == 0) {
                 if (!disconnected) {
-                    Connections.awaitDisconnected(p.clientEvents());
+                    RdmaTestKit.awaitDisconnected(p.clientEvents());
                 }
-                Connections.awaitDisconnected(p.serverEvents());
+                RdmaTestKit.awaitDisconnected(p.serverEvents());
             }
         }
         for (int c = 1; c < pairs.size(); c += 2) {
-            Connections.close(kit, pairs.get(c));
+            kit.close(pairs.get(c));
         }
-        Connections.unbind(listener);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
     @Test
     void anIdleProcessMakesNoWakeUps() throws InterruptedException {
         kit = RdmaTestKit.create(SMALL);
-        Connections.Listener listener = Connections.listen(kit, 20);
-        List<Connections.Pair> pairs = connect(listener, 10);
+        RdmaTestKit.Listener listener = kit.listen(20);
+        List<RdmaTestKit.Pair> pairs = connect(listener, 10);
         exchangeOneMessageEach(pairs);
         Thread.sleep(300); // the last completions' spin and acks settle
         long polls = CompletionPoller.wakeUps();
@@ -135,21 +135,21 @@ class CompletionPollerTest {
         Thread.sleep(1_500); // three times the wait slice the pumps once woke up after
         assertEquals(polls, CompletionPoller.wakeUps(), "completion poller wake-ups while idle");
         assertEquals(pumps, EventPump.wakeUps(), "CM and async event pump wake-ups while idle");
-        pairs.forEach(p -> Connections.close(kit, p));
-        Connections.unbind(listener);
+        pairs.forEach(p -> kit.close(p));
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
-    private List<Connections.Pair> connect(Connections.Listener listener, int count) {
-        List<Connections.Pair> pairs = new ArrayList<>();
+    private List<RdmaTestKit.Pair> connect(RdmaTestKit.Listener listener, int count) {
+        List<RdmaTestKit.Pair> pairs = new ArrayList<>();
         for (int i = 0; i < count; i++) {
-            pairs.add(Connections.connect(kit, listener));
+            pairs.add(kit.connect(listener));
         }
         return pairs;
     }
 
     /** Every client sends at once, then every server must hear its own message. */
-    private static void exchangeOneMessageEach(List<Connections.Pair> pairs) {
+    private static void exchangeOneMessageEach(List<RdmaTestKit.Pair> pairs) {
         for (int c = 0; c < pairs.size(); c++) {
             pairs.get(c).client().tell(RdmaProtocol.Send.of(ByteBuffer.allocate(4).putInt(c).array(), c));
         }

@@ -40,10 +40,15 @@ class ConnectionActorTest {
 
     @Test
     void connectAndAcceptCarryPrivateDataBothWays() {
-        Connections.Listener listener = Connections.listen(kit, 8);
-        Connections.Pair pair = Connections.connect(kit, listener, new byte[] {9, 8, 7}, new byte[196]);
-        Connections.close(kit, pair);
-        Connections.unbind(listener);
+        RdmaTestKit.Listener listener = kit.listen(8);
+        byte[] clientData = {9, 8, 7};
+        byte[] serverData = new byte[196];
+        serverData[195] = 42;
+        RdmaTestKit.Pair pair = kit.connect(listener, clientData, serverData);
+        Connections.assertPrivateData(clientData, pair.serverConnected().privateData());
+        Connections.assertPrivateData(serverData, pair.clientConnected().privateData());
+        kit.close(pair);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
@@ -73,35 +78,35 @@ class ConnectionActorTest {
 
     @Test
     void unansweredRequestIsRejectedAfterTheAcceptTimeout() {
-        Connections.Listener listener = Connections.listen(kit, 8);
+        RdmaTestKit.Listener listener = kit.listen(8);
         TestProbe<ConnectionEvent> events = kit.probe();
         kit.manager().tell(RdmaProtocol.Connect.to(listener.listening().localAddress(), events.getRef()).withTimeout(WAIT));
-        listener.bind().expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
+        listener.events().expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
         RdmaProtocol.ConnectFailed failed = events.expectMessageClass(RdmaProtocol.ConnectFailed.class, WAIT);
         assertEquals(28, assertInstanceOf(RdmaProtocol.Rejected.class, failed.reason()).status());
-        Connections.unbind(listener);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
     @Test
     void rejectCarriesPrivateData() {
-        Connections.Listener listener = Connections.listen(kit, 8);
+        RdmaTestKit.Listener listener = kit.listen(8);
         TestProbe<ConnectionEvent> events = kit.probe();
         kit.manager().tell(RdmaProtocol.Connect.to(listener.listening().localAddress(), events.getRef()).withTimeout(WAIT));
-        listener.bind().expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT).connection()
+        listener.events().expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT).connection()
                 .tell(new RdmaProtocol.Reject(new byte[] {42, 43}));
         RdmaProtocol.ConnectFailed failed = events.expectMessageClass(RdmaProtocol.ConnectFailed.class, WAIT);
         RdmaProtocol.Rejected rejected = assertInstanceOf(RdmaProtocol.Rejected.class, failed.reason());
         assertEquals(28, rejected.status());
         Connections.assertPrivateData(new byte[] {42, 43}, rejected.privateData());
-        Connections.unbind(listener);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
     @Test
     void sendsArriveInOrderAndEachIsAckedOnce() {
-        Connections.Listener listener = Connections.listen(kit, 8);
-        Connections.Pair pair = Connections.connect(kit, listener);
+        RdmaTestKit.Listener listener = kit.listen(8);
+        RdmaTestKit.Pair pair = kit.connect(listener);
         for (int round = 0; round < 25; round++) {
             for (int i = 0; i < 4; i++) {
                 int n = round * 4 + i;
@@ -118,18 +123,18 @@ class ConnectionActorTest {
             assertEquals(n, r.data().asByteBuffer().getInt());
         }
         pair.clientEvents().expectNoMessage(Duration.ofMillis(100));
-        Connections.close(kit, pair);
-        Connections.unbind(listener);
+        kit.close(pair);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
     @Test
     void theAcceptingHandlerHearsConnectedBeforeAnyMessage() {
-        Connections.Listener listener = Connections.listen(kit, 8);
+        RdmaTestKit.Listener listener = kit.listen(8);
         TestProbe<ConnectionEvent> clientEvents = kit.probe();
         kit.manager().tell(RdmaProtocol.Connect.to(listener.listening().localAddress(), clientEvents.getRef()).withTimeout(WAIT));
         TestProbe<ConnectionEvent> serverEvents = kit.probe();
-        listener.bind().expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT).connection()
+        listener.events().expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT).connection()
                 .tell(new RdmaProtocol.Accept(serverEvents.getRef(), null));
         // the client may send as soon as it is established, before the server side is
         RdmaProtocol.Connected client = clientEvents.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
@@ -140,16 +145,16 @@ class ConnectionActorTest {
         for (int n = 0; n < 3; n++) {
             assertEquals(n, serverEvents.expectMessageClass(RdmaProtocol.Received.class, WAIT).data().apply(0));
         }
-        Connections.close(kit, new Connections.Pair(client.connection(), clientEvents, server.connection(),
+        kit.close(new RdmaTestKit.Pair(client.connection(), clientEvents, server.connection(),
                 serverEvents, client, server));
-        Connections.unbind(listener);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
     @Test
     void rdmaWriteReadAndAtomicsThroughAnExportedRegion() {
-        Connections.Listener listener = Connections.listen(kit, 8);
-        Connections.Pair pair = Connections.connect(kit, listener);
+        RdmaTestKit.Listener listener = kit.listen(8);
+        RdmaTestKit.Pair pair = kit.connect(listener);
         ByteBuffer exportedMemory = ByteBuffer.allocateDirect(64).order(ByteOrder.nativeOrder());
         exportedMemory.putLong(32, 100);
         TestProbe<RdmaProtocol.Exported> exported = kit.probe();
@@ -176,17 +181,17 @@ class ConnectionActorTest {
         assertEquals(77, imm.immediate());
         assertEquals(0, imm.data().size(), "the written bytes are in exported memory, not in the receive");
         assertEquals(5, exportedMemory.get(8));
-        Connections.close(kit, pair);
-        Connections.unbind(listener);
+        kit.close(pair);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
     @Test
     void anAcceptingSideExportsBeforeAcceptAndSendsTheRegionInItsPrivateData() {
-        Connections.Listener listener = Connections.listen(kit, 8);
+        RdmaTestKit.Listener listener = kit.listen(8);
         TestProbe<ConnectionEvent> clientEvents = kit.probe();
         kit.manager().tell(RdmaProtocol.Connect.to(listener.listening().localAddress(), clientEvents.getRef()).withTimeout(WAIT));
-        RdmaProtocol.ConnectionRequested request = listener.bind()
+        RdmaProtocol.ConnectionRequested request = listener.events()
                 .expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
         ByteBuffer memory = ByteBuffer.allocateDirect(32);
         memory.put(3, (byte) 33);
@@ -200,16 +205,16 @@ class ConnectionActorTest {
         connected.connection().tell(new RdmaProtocol.Read(travelled, 3, 1, "r"));
         assertEquals(33, clientEvents.expectMessageClass(RdmaProtocol.ReadCompleted.class, WAIT).data().apply(0));
         RdmaProtocol.Connected server = serverEvents.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
-        Connections.close(kit, new Connections.Pair(connected.connection(), clientEvents, server.connection(),
+        kit.close(new RdmaTestKit.Pair(connected.connection(), clientEvents, server.connection(),
                 serverEvents, connected, server));
-        Connections.unbind(listener);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
     @Test
     void unexportRevokesTheRegionForThePeersLaterAccesses() {
-        Connections.Listener listener = Connections.listen(kit, 8);
-        Connections.Pair pair = Connections.connect(kit, listener);
+        RdmaTestKit.Listener listener = kit.listen(8);
+        RdmaTestKit.Pair pair = kit.connect(listener);
         TestProbe<RdmaProtocol.Exported> exported = kit.probe();
         pair.server().tell(new RdmaProtocol.Export(ByteBuffer.allocateDirect(64),
                 EnumSet.of(Access.REMOTE_READ, Access.REMOTE_WRITE), exported.getRef()));
@@ -230,16 +235,16 @@ class ConnectionActorTest {
         assertEquals(after, failed.command());
         assertEquals(io.rdmaactors.verbs.WcStatus.REM_ACCESS_ERR,
                 assertInstanceOf(RdmaProtocol.WorkRequestFailed.class, failed.cause()).status());
-        assertInstanceOf(RdmaProtocol.ErrorClosed.class, Connections.awaitDisconnected(pair.clientEvents()).reason());
-        Connections.awaitDisconnected(pair.serverEvents());
-        Connections.unbind(listener);
+        assertInstanceOf(RdmaProtocol.ErrorClosed.class, RdmaTestKit.awaitDisconnected(pair.clientEvents()).reason());
+        RdmaTestKit.awaitDisconnected(pair.serverEvents());
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
     @Test
     void memoryIsNotRemotelyAccessibleUnlessExportedWithTheRight() {
-        Connections.Listener listener = Connections.listen(kit, 8);
-        Connections.Pair pair = Connections.connect(kit, listener);
+        RdmaTestKit.Listener listener = kit.listen(8);
+        RdmaTestKit.Pair pair = kit.connect(listener);
         TestProbe<RdmaProtocol.Exported> exported = kit.probe();
         pair.server().tell(new RdmaProtocol.Export(ByteBuffer.allocateDirect(64), EnumSet.of(Access.REMOTE_READ),
                 exported.getRef()));
@@ -250,16 +255,16 @@ class ConnectionActorTest {
         assertEquals(write, failed.command());
         RdmaProtocol.WorkRequestFailed cause = assertInstanceOf(RdmaProtocol.WorkRequestFailed.class, failed.cause());
         assertEquals(io.rdmaactors.verbs.WcStatus.REM_ACCESS_ERR, cause.status());
-        Connections.awaitDisconnected(pair.clientEvents());
+        RdmaTestKit.awaitDisconnected(pair.clientEvents());
         pair.server().tell(new RdmaProtocol.Abort());
-        Connections.unbind(listener);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
     @Test
     void peerDisconnectMidStreamAnswersEveryRequestOnce() {
-        Connections.Listener listener = Connections.listen(kit, 8);
-        Connections.Pair pair = Connections.connect(kit, listener);
+        RdmaTestKit.Listener listener = kit.listen(8);
+        RdmaTestKit.Pair pair = kit.connect(listener);
         pair.server().tell(new RdmaProtocol.SuspendReading());
         for (int n = 0; n < 12; n++) {
             pair.client().tell(RdmaProtocol.Send.of(new byte[] {(byte) n}, n));
@@ -279,41 +284,41 @@ class ConnectionActorTest {
             }
         }
         assertEquals(12, answered.size(), "every send answered before Disconnected");
-        Connections.awaitDisconnected(pair.serverEvents());
-        Connections.unbind(listener);
+        RdmaTestKit.awaitDisconnected(pair.serverEvents());
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
     @Test
     void handlerDeathClosesItsConnection() {
-        Connections.Listener listener = Connections.listen(kit, 8);
+        RdmaTestKit.Listener listener = kit.listen(8);
         TestProbe<ConnectionEvent> clientEvents = kit.probe();
         kit.manager().tell(RdmaProtocol.Connect.to(listener.listening().localAddress(), clientEvents.getRef()).withTimeout(WAIT));
         TestProbe<ConnectionEvent> doomed = kit.probe();
-        listener.bind().expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT).connection()
+        listener.events().expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT).connection()
                 .tell(new RdmaProtocol.Accept(doomed.getRef(), null));
         clientEvents.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
         doomed.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
         doomed.stop();
         RdmaProtocol.Disconnected d = clientEvents.expectMessageClass(RdmaProtocol.Disconnected.class, WAIT);
         assertInstanceOf(RdmaProtocol.PeerClosed.class, d.reason());
-        Connections.unbind(listener);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
     @Test
     void deviceRemovalEndsEveryConnectionOnItErrorClosed() {
         Connections.assumeFaultInjection(kit);
-        Connections.Listener listener = Connections.listen(kit, 8);
-        Connections.Pair a = Connections.connect(kit, listener);
-        Connections.Pair b = Connections.connect(kit, listener);
+        RdmaTestKit.Listener listener = kit.listen(8);
+        RdmaTestKit.Pair a = kit.connect(listener);
+        RdmaTestKit.Pair b = kit.connect(listener);
         kit.faults().removeDevice(kit.fabric().devices().get(0));
         for (TestProbe<ConnectionEvent> events : List.of(a.clientEvents(), a.serverEvents(), b.clientEvents(),
                 b.serverEvents())) {
             RdmaProtocol.Disconnected d = events.expectMessageClass(RdmaProtocol.Disconnected.class, WAIT);
             assertInstanceOf(RdmaProtocol.ErrorClosed.class, d.reason());
         }
-        Connections.unbind(listener);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 }

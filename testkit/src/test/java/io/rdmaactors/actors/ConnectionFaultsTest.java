@@ -32,8 +32,8 @@ class ConnectionFaultsTest {
 
     @Test
     void aKilledPeerEndsTheConnectionPeerClosedWithEveryCommandAnsweredOnce() {
-        Connections.Listener listener = Connections.listen(kit, 4);
-        Connections.Pair pair = Connections.connect(kit, listener);
+        RdmaTestKit.Listener listener = kit.listen(4);
+        RdmaTestKit.Pair pair = kit.connect(listener);
         // the server's peer is the client: the server side sees it die
         kit.killPeer(pair.serverConnected());
         for (int n = 0; n < 10; n++) {
@@ -53,15 +53,15 @@ class ConnectionFaultsTest {
         assertEquals(10, answered.size());
         // the killed side heard nothing, as a dead process would not; its test ends it
         pair.client().tell(new RdmaProtocol.Abort());
-        Connections.awaitDisconnected(pair.clientEvents());
-        Connections.unbind(listener);
+        RdmaTestKit.awaitDisconnected(pair.clientEvents());
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
     @Test
     void aFailedPostIsAnsweredAndTheConnectionCarriesOn() {
-        Connections.Listener listener = Connections.listen(kit, 4);
-        Connections.Pair pair = Connections.connect(kit, listener);
+        RdmaTestKit.Listener listener = kit.listen(4);
+        RdmaTestKit.Pair pair = kit.connect(listener);
         kit.failNextPost(pair.clientConnected(), 12);
         pair.client().tell(RdmaProtocol.Send.of(new byte[] {1}, "refused"));
         RdmaProtocol.CommandFailed failed = pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class,
@@ -69,8 +69,8 @@ class ConnectionFaultsTest {
         assertEquals("refused", ((RdmaProtocol.Send) failed.command()).ack());
         pair.client().tell(RdmaProtocol.Send.of(new byte[] {2}, "carried"));
         assertEquals("carried", pair.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT).token());
-        Connections.close(kit, pair);
-        Connections.unbind(listener);
+        kit.close(pair);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 

@@ -62,44 +62,44 @@ class EveryCommandAnsweredTest {
 
     @Test
     void commandsBeforeAcceptAnswerTheListenersHandler() {
-        Connections.Listener listener = Connections.listen(kit, 4);
+        RdmaTestKit.Listener listener = kit.listen(4);
         TestProbe<ConnectionEvent> client = kit.probe();
         kit.manager().tell(RdmaProtocol.Connect.to(listener.listening().localAddress(), client.getRef()).withTimeout(WAIT));
-        RdmaProtocol.ConnectionRequested request = listener.bind()
+        RdmaProtocol.ConnectionRequested request = listener.events()
                 .expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
         RdmaProtocol.Send early = RdmaProtocol.Send.of(new byte[] {1}, "early");
         request.connection().tell(early);
-        assertSame(early, listener.bind().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        assertSame(early, listener.events().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
         request.connection().tell(new RdmaProtocol.Close());
         assertInstanceOf(RdmaProtocol.Close.class,
-                listener.bind().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+                listener.events().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
         request.connection().tell(new RdmaProtocol.Reject(null));
         // the request is refused, so the client hears it
         assertInstanceOf(RdmaProtocol.Rejected.class,
                 client.expectMessageClass(RdmaProtocol.ConnectFailed.class, WAIT).reason());
-        Connections.unbind(listener);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
     @Test
     void acceptOrRejectOfAnEstablishedConnectionIsRefused() {
-        Connections.Listener listener = Connections.listen(kit, 4);
-        Connections.Pair pair = Connections.connect(kit, listener);
+        RdmaTestKit.Listener listener = kit.listen(4);
+        RdmaTestKit.Pair pair = kit.connect(listener);
         RdmaProtocol.Accept again = new RdmaProtocol.Accept(pair.serverEvents().getRef(), null);
         pair.server().tell(again);
         assertSame(again, pair.serverEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
         RdmaProtocol.Reject late = new RdmaProtocol.Reject(null);
         pair.server().tell(late);
         assertSame(late, pair.serverEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
-        Connections.close(kit, pair);
-        Connections.unbind(listener);
+        kit.close(pair);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
     @Test
     void commandsAfterDisconnectAreRefusedNotLost() {
-        Connections.Listener listener = Connections.listen(kit, 4);
-        Connections.Pair pair = Connections.connect(kit, listener);
+        RdmaTestKit.Listener listener = kit.listen(4);
+        RdmaTestKit.Pair pair = kit.connect(listener);
         pair.client().tell(new RdmaProtocol.Close());
         RdmaProtocol.Send late = RdmaProtocol.Send.of(new byte[] {1}, "late");
         pair.client().tell(late);
@@ -122,17 +122,17 @@ class EveryCommandAnsweredTest {
                 refusedTwice = true;
             }
         }
-        Connections.awaitDisconnected(pair.serverEvents());
-        Connections.unbind(listener);
+        RdmaTestKit.awaitDisconnected(pair.serverEvents());
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
     @Test
     void commandsToAConnectionThatStoppedAreAnsweredNotDeadLetters() {
-        Connections.Listener listener = Connections.listen(kit, 4);
-        Connections.Pair pair = Connections.connect(kit, listener);
-        Connections.close(kit, pair);
-        Connections.unbind(listener);
+        RdmaTestKit.Listener listener = kit.listen(4);
+        RdmaTestKit.Pair pair = kit.connect(listener);
+        kit.close(pair);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT); // its actors are gone
         for (int n = 0; n < 10; n++) {
             pair.client().tell(RdmaProtocol.Send.of(new byte[] {1}, n));

@@ -45,8 +45,8 @@ class LargeMessagesTest {
     }
 
     /** Connects through {@code listener}, sends SIZES, checks what arrived and the acks, closes, leaves nothing. */
-    private void sendAllThrough(Connections.Listener listener) {
-        Connections.Pair pair = Connections.connect(kit, listener);
+    private void sendAllThrough(RdmaTestKit.Listener listener) {
+        RdmaTestKit.Pair pair = kit.connect(listener);
         for (int n = 0; n < SIZES.size(); n++) {
             RdmaProtocol.Send send = RdmaProtocol.Send.of(message(n, SIZES.get(n)), n);
             pair.client().tell(n % 3 == 2 ? send.withImmediate(n) : send);
@@ -60,27 +60,27 @@ class LargeMessagesTest {
         for (int n = 0; n < SIZES.size(); n++) {
             assertTrue(acked.add(pair.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT).token()));
         }
-        Connections.close(kit, pair);
-        Connections.unbind(listener);
+        kit.close(pair);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
     @Test
     void largeSendsArriveWholeAndInOrderAmongSmallOnes() {
-        sendAllThrough(Connections.listen(kit, 4));
+        sendAllThrough(kit.listen(4));
     }
 
     @Test
     void largeSendsReachAConnectionOnASharedReceiveQueue() {
         TestProbe<RdmaProtocol.ListenerEvent> bind = kit.probe();
         kit.manager().tell(RdmaProtocol.Listen.on(kit.address(0), bind.getRef()).withSharedReceiveQueue());
-        sendAllThrough(new Connections.Listener(bind, bind.expectMessageClass(RdmaProtocol.Listening.class, WAIT)));
+        sendAllThrough(new RdmaTestKit.Listener(bind, bind.expectMessageClass(RdmaProtocol.Listening.class, WAIT)));
     }
 
     @Test
     void aSendBeyondTheMaximumFailsAloneAndTheConnectionGoesOn() {
-        Connections.Listener listener = Connections.listen(kit, 4);
-        Connections.Pair pair = Connections.connect(kit, listener);
+        RdmaTestKit.Listener listener = kit.listen(4);
+        RdmaTestKit.Pair pair = kit.connect(listener);
         RdmaProtocol.Send tooLarge = RdmaProtocol.Send.of(ByteString.fromArrayUnsafe(new byte[(4 << 20) + 1]), "big");
         pair.client().tell(tooLarge);
         RdmaProtocol.CommandFailed failed = pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class,
@@ -90,15 +90,15 @@ class LargeMessagesTest {
         pair.client().tell(RdmaProtocol.Send.of(message(1, 10_000), "next"));
         assertEquals(message(1, 10_000), pair.serverEvents().expectMessageClass(RdmaProtocol.Received.class, WAIT)
                 .data());
-        Connections.close(kit, pair);
-        Connections.unbind(listener);
+        kit.close(pair);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
     @Test
     void abortWhileLargeSendsAreInFlightAnswersEachOnceAndLeavesNothingRegistered() {
-        Connections.Listener listener = Connections.listen(kit, 4);
-        Connections.Pair pair = Connections.connect(kit, listener);
+        RdmaTestKit.Listener listener = kit.listen(4);
+        RdmaTestKit.Pair pair = kit.connect(listener);
         for (int n = 0; n < 6; n++) {
             pair.client().tell(RdmaProtocol.Send.of(message(n, 2 << 20), n));
         }
@@ -116,8 +116,8 @@ class LargeMessagesTest {
             }
         }
         assertEquals(6, answered.size(), "every Send answered before Disconnected");
-        Connections.awaitDisconnected(pair.serverEvents());
-        Connections.unbind(listener);
+        RdmaTestKit.awaitDisconnected(pair.serverEvents());
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 

@@ -37,10 +37,10 @@ class ManyConnectionsTest {
 
     @Test
     void hundredConnectionsEachExchangeAThousandMessagesAckedExactlyOnce() {
-        Connections.Listener listener = Connections.listen(kit, CONNECTIONS);
-        List<Connections.Pair> pairs = new ArrayList<>();
+        RdmaTestKit.Listener listener = kit.listen(CONNECTIONS);
+        List<RdmaTestKit.Pair> pairs = new ArrayList<>();
         for (int c = 0; c < CONNECTIONS; c++) {
-            pairs.add(Connections.connect(kit, listener));
+            pairs.add(kit.connect(listener));
         }
         List<Set<Object>> acked = new ArrayList<>();
         pairs.forEach(p -> acked.add(new HashSet<>()));
@@ -68,8 +68,8 @@ class ManyConnectionsTest {
                 assertEquals(n, data.getInt());
             }
         }
-        pairs.forEach(p -> Connections.close(kit, p));
-        Connections.unbind(listener);
+        pairs.forEach(p -> kit.close(p));
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 }

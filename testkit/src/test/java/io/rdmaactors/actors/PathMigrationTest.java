@@ -34,8 +34,8 @@ class PathMigrationTest {
     void cuttingThePrimaryPortMigratesWithoutLosingAMessage() {
         // APM needs a second port and InfiniBand: the soft fabric has both, RoCE refuses alternate paths
         Connections.assumeFaultInjection(kit);
-        Connections.Listener listener = Connections.listen(kit, 8);
-        Connections.Pair pair = Connections.connect(kit, listener);
+        RdmaTestKit.Listener listener = kit.listen(8);
+        RdmaTestKit.Pair pair = kit.connect(listener);
         // port 2 of soft0 is 127.0.0.2: each side's alternate path leads to the other's port 2
         pair.client().tell(new RdmaProtocol.LoadAlternatePath(new InetSocketAddress("127.0.0.2", 0), 2));
         pair.server().tell(new RdmaProtocol.LoadAlternatePath(new InetSocketAddress("127.0.0.2", 0), 2));
@@ -61,8 +61,8 @@ class PathMigrationTest {
         for (int n = 0; n < 100; n++) {
             assertEquals(n, received.get(n), "every message arrives once, in order");
         }
-        Connections.close(kit, pair);
-        Connections.unbind(listener);
+        kit.close(pair);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
@@ -70,8 +70,8 @@ class PathMigrationTest {
     @Test
     void migratePathMovesTrafficOnRequest() {
         Connections.assumeFaultInjection(kit);
-        Connections.Listener listener = Connections.listen(kit, 8);
-        Connections.Pair pair = Connections.connect(kit, listener);
+        RdmaTestKit.Listener listener = kit.listen(8);
+        RdmaTestKit.Pair pair = kit.connect(listener);
         pair.client().tell(new RdmaProtocol.MigratePath());
         RdmaProtocol.CommandFailed refused = pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class,
                 WAIT);
@@ -83,12 +83,12 @@ class PathMigrationTest {
         kit.faults().cutPort(kit.fabric().device("soft0"), 1);
         assertFalse(send(pair, 0, 20), "already on the alternate path: no further migration");
         assertEquals(20, pair.serverEvents().receiveSeveralMessages(20, WAIT).size());
-        Connections.close(kit, pair);
-        Connections.unbind(listener);
+        kit.close(pair);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
-    private static boolean send(Connections.Pair pair, int from, int to) {
+    private static boolean send(RdmaTestKit.Pair pair, int from, int to) {
         boolean migrated = false;
         for (int n = from; n < to; n++) {
             pair.client().tell(RdmaProtocol.Send.of(ByteBuffer.allocate(4).putInt(n).array(), n));

@@ -40,11 +40,11 @@ class SharedReceiveQueueTest {
         TestProbe<RdmaProtocol.ListenerEvent> bind = kit.probe();
         kit.manager().tell(new RdmaProtocol.Listen(kit.address(0), bind.getRef(), CONNECTIONS,
                 true));
-        Connections.Listener listener = new Connections.Listener(bind,
+        RdmaTestKit.Listener listener = new RdmaTestKit.Listener(bind,
                 bind.expectMessageClass(RdmaProtocol.Listening.class, WAIT));
-        List<Connections.Pair> pairs = new ArrayList<>();
+        List<RdmaTestKit.Pair> pairs = new ArrayList<>();
         for (int c = 0; c < CONNECTIONS; c++) {
-            pairs.add(Connections.connect(kit, listener));
+            pairs.add(kit.connect(listener));
         }
         assertEquals(1, kit.fabric().ledger().live(ResourceKind.SHARED_RECEIVE_QUEUE), "one SRQ for all");
         assertEquals(CONNECTIONS * 2L, kit.fabric().ledger().live(ResourceKind.QUEUE_PAIR));
@@ -56,7 +56,7 @@ class SharedReceiveQueueTest {
                             ByteBuffer.allocate(8).putInt(c).putInt(n).array(), n));
                 }
             }
-            for (Connections.Pair p : pairs) {
+            for (RdmaTestKit.Pair p : pairs) {
                 p.clientEvents().receiveSeveralMessages(WINDOW, WAIT)
                         .forEach(e -> assertInstanceOf(RdmaProtocol.Acked.class, e));
             }
@@ -69,8 +69,8 @@ class SharedReceiveQueueTest {
                 assertEquals(n, data.getInt());
             }
         }
-        pairs.forEach(p -> Connections.close(kit, p));
-        Connections.unbind(listener);
+        pairs.forEach(p -> kit.close(p));
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 }

@@ -33,15 +33,15 @@ class SupervisionTest {
 
     @Test
     void managerRestartReleasesEverythingAndServesAgain() {
-        Connections.Listener listener = Connections.listen(kit, 8);
-        Connections.Pair pair = Connections.connect(kit, listener);
+        RdmaTestKit.Listener listener = kit.listen(8);
+        RdmaTestKit.Pair pair = kit.connect(listener);
         Fabric before = kit.fabric();
 
         // a command that makes the manager fail: a null reply-to
         kit.manager().tell(new RdmaProtocol.GetFabric(null));
 
         // the client hears the end once: from the restart itself, or from its peer's DREQ first
-        Connections.awaitDisconnected(pair.clientEvents());
+        RdmaTestKit.awaitDisconnected(pair.clientEvents());
         pair.clientEvents().expectNoMessage(java.time.Duration.ofMillis(200));
         TestProbe<Fabric> probe = kit.probe();
         long deadline = System.nanoTime() + WAIT.toNanos();
@@ -52,36 +52,36 @@ class SupervisionTest {
         kit.manager().tell(new RdmaProtocol.GetFabric(probe.getRef()));
         assertNotSame(before, probe.receiveMessage(WAIT), "the restarted manager opened a new fabric");
 
-        Connections.Listener again = Connections.listen(kit, 8);
-        Connections.Pair fresh = Connections.connect(kit, again);
+        RdmaTestKit.Listener again = kit.listen(8);
+        RdmaTestKit.Pair fresh = kit.connect(again);
         fresh.client().tell(RdmaProtocol.Send.of(new byte[] {7}, "after-restart"));
         assertEquals("after-restart", fresh.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT).token());
-        Connections.close(kit, fresh);
-        Connections.unbind(again);
+        kit.close(fresh);
+        kit.unbind(again);
     }
 
     @Test
     void aFailedCmEventActorEndsItsConnectionsAndTheManagerServesAgain() {
-        Connections.Listener listener = Connections.listen(kit, 8);
-        Connections.Pair pair = Connections.connect(kit, listener);
+        RdmaTestKit.Listener listener = kit.listen(8);
+        RdmaTestKit.Pair pair = kit.connect(listener);
         // a message that makes the CM event actor throw (its route to nobody)
         internal("/system/rdma-manager/cm-events").tell(new CmEventActor.Route(1, null), ActorRef.noSender());
-        assertInstanceOf(RdmaProtocol.ErrorClosed.class, Connections.awaitDisconnected(pair.clientEvents()).reason());
-        listener.bind().fishForMessage(WAIT, e -> e instanceof RdmaProtocol.Unbound
+        assertInstanceOf(RdmaProtocol.ErrorClosed.class, RdmaTestKit.awaitDisconnected(pair.clientEvents()).reason());
+        listener.events().fishForMessage(WAIT, e -> e instanceof RdmaProtocol.Unbound
                 ? FishingOutcomes.complete() : FishingOutcomes.continueAndIgnore());
-        Connections.Listener again = Connections.listen(kit, 8);
-        Connections.Pair fresh = Connections.connect(kit, again);
+        RdmaTestKit.Listener again = kit.listen(8);
+        RdmaTestKit.Pair fresh = kit.connect(again);
         fresh.client().tell(RdmaProtocol.Send.of(new byte[] {7}, "after"));
         assertEquals("after", fresh.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT).token());
-        Connections.close(kit, fresh);
-        Connections.unbind(again);
+        kit.close(fresh);
+        kit.unbind(again);
     }
 
     @Test
     void aRestartedDeviceActorStillRoutesAsyncEventsToExistingConnections() {
         Connections.assumeFaultInjection(kit);
-        Connections.Listener listener = Connections.listen(kit, 8);
-        Connections.Pair pair = Connections.connect(kit, listener);
+        RdmaTestKit.Listener listener = kit.listen(8);
+        RdmaTestKit.Pair pair = kit.connect(listener);
         // a message that makes the device actor throw: supervision restarts it
         internal("/system/rdma-manager/device-soft0").tell(new DeviceActor.RegisterSrq(1, null), ActorRef.noSender());
         pair.client().tell(new RdmaProtocol.LoadAlternatePath(new InetSocketAddress("127.0.0.2", 0), 2));
@@ -91,8 +91,8 @@ class SupervisionTest {
         // PATH_MIG reaches the connection through the restarted device actor
         pair.clientEvents().fishForMessage(WAIT, e -> e instanceof RdmaProtocol.PathMigrated
                 ? FishingOutcomes.complete() : FishingOutcomes.continueAndIgnore());
-        Connections.close(kit, pair);
-        Connections.unbind(listener);
+        kit.close(pair);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
@@ -102,11 +102,11 @@ class SupervisionTest {
 
     @Test
     void aConnectCutShortByAManagerRestartFailsAtOnce() {
-        Connections.Listener listener = Connections.listen(kit, 8);
+        RdmaTestKit.Listener listener = kit.listen(8);
         TestProbe<RdmaProtocol.ConnectionEvent> client = kit.probe();
         kit.manager().tell(RdmaProtocol.Connect.to(listener.listening().localAddress(), client.getRef()).withTimeout(java.time.Duration.ofSeconds(60)));
         // the request stays unanswered, so the connect is still under way when the manager fails
-        listener.bind().expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
+        listener.events().expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
         kit.manager().tell(new RdmaProtocol.GetFabric(null));
         RdmaProtocol.ConnectFailed failed = client.expectMessageClass(RdmaProtocol.ConnectFailed.class, WAIT);
         assertInstanceOf(RdmaProtocol.DeviceError.class, failed.reason());

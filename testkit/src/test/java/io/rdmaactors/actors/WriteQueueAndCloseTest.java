@@ -28,22 +28,22 @@ class WriteQueueAndCloseTest {
     private static final String SMALL_QUEUES = "rdma-actors.receive-queue-depth = 8\nrdma-actors.send-queue-depth = 4\n";
 
     private RdmaTestKit kit;
-    private Connections.Listener listener;
+    private RdmaTestKit.Listener listener;
 
     @AfterEach
     void stop() {
         kit.close();
     }
 
-    private Connections.Pair connect(String config) {
+    private RdmaTestKit.Pair connect(String config) {
         kit = RdmaTestKit.create(SMALL_QUEUES + config);
-        listener = Connections.listen(kit, 8);
-        return Connections.connect(kit, listener);
+        listener = kit.listen(8);
+        return kit.connect(listener);
     }
 
     /** Nothing of the test's connections and listener is left registered. */
     private void assertNoLeaks() {
-        Connections.unbind(listener);
+        kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
 
@@ -60,7 +60,7 @@ class WriteQueueAndCloseTest {
 
     @Test
     void theWriteQueueHoldsWhatTheSendQueueCannotAndPostsItInOrder() {
-        Connections.Pair pair = connect("rdma-actors.write-queue = 1024");
+        RdmaTestKit.Pair pair = connect("rdma-actors.write-queue = 1024");
         pair.server().tell(new RdmaProtocol.SuspendReading());
         pair.serverEvents().expectNoMessage(Duration.ofMillis(200));
         // a send queue of 4 and 8 receives held by the reader: most of these wait in the write queue
@@ -73,13 +73,13 @@ class WriteQueueAndCloseTest {
         for (ConnectionEvent e : pair.clientEvents().receiveSeveralMessages(300, Connections.STREAM_WAIT)) {
             assertTrue(acked.add(assertInstanceOf(RdmaProtocol.Acked.class, e).token()), "acked once: " + e);
         }
-        Connections.close(kit, pair);
+        kit.close(pair);
         assertNoLeaks();
     }
 
     @Test
     void beyondTheWriteQueueCommandsAreRefusedUntilResumeWritingIsAnswered() {
-        Connections.Pair pair = connect("rdma-actors.write-queue = 2");
+        RdmaTestKit.Pair pair = connect("rdma-actors.write-queue = 2");
         pair.server().tell(new RdmaProtocol.SuspendReading());
         pair.serverEvents().expectNoMessage(Duration.ofMillis(200));
         // 8 sends fill the held receives; then 4 wait for receiver-not-ready retries, 2 in the write queue
@@ -102,13 +102,13 @@ class WriteQueueAndCloseTest {
             resumed = pair.clientEvents().receiveMessage(WAIT) instanceof RdmaProtocol.WritingResumed;
         }
         assertReceivedInOrder(pair.serverEvents(), 14);
-        Connections.close(kit, pair);
+        kit.close(pair);
         assertNoLeaks();
     }
 
     @Test
     void closeCompletesWhatWasSentBeforeItThenEndsClosed() {
-        Connections.Pair pair = connect("");
+        RdmaTestKit.Pair pair = connect("");
         for (int n = 0; n < 50; n++) {
             pair.client().tell(message(n));
         }
@@ -119,13 +119,13 @@ class WriteQueueAndCloseTest {
         assertInstanceOf(RdmaProtocol.Closed.class,
                 pair.clientEvents().expectMessageClass(RdmaProtocol.Disconnected.class, WAIT).reason());
         assertReceivedInOrder(pair.serverEvents(), 50);
-        assertInstanceOf(RdmaProtocol.PeerClosed.class, Connections.awaitDisconnected(pair.serverEvents()).reason());
+        assertInstanceOf(RdmaProtocol.PeerClosed.class, RdmaTestKit.awaitDisconnected(pair.serverEvents()).reason());
         assertNoLeaks();
     }
 
     @Test
     void confirmedCloseEndsOnceThePeerConfirmed() {
-        Connections.Pair pair = connect("");
+        RdmaTestKit.Pair pair = connect("");
         pair.client().tell(message(0));
         pair.client().tell(new RdmaProtocol.ConfirmedClose());
         RdmaProtocol.Send late = message(1);
@@ -138,13 +138,13 @@ class WriteQueueAndCloseTest {
         assertEquals(Set.of(late, new RdmaProtocol.Acked(0)), answers);
         assertInstanceOf(RdmaProtocol.ConfirmedClosed.class,
                 pair.clientEvents().expectMessageClass(RdmaProtocol.Disconnected.class, WAIT).reason());
-        assertInstanceOf(RdmaProtocol.PeerClosed.class, Connections.awaitDisconnected(pair.serverEvents()).reason());
+        assertInstanceOf(RdmaProtocol.PeerClosed.class, RdmaTestKit.awaitDisconnected(pair.serverEvents()).reason());
         assertNoLeaks();
     }
 
     @Test
     void abortFailsWhatIsOutstandingAndEndsAborted() {
-        Connections.Pair pair = connect("");
+        RdmaTestKit.Pair pair = connect("");
         pair.server().tell(new RdmaProtocol.SuspendReading());
         pair.serverEvents().expectNoMessage(Duration.ofMillis(200));
         for (int n = 0; n < 20; n++) {
@@ -165,13 +165,13 @@ class WriteQueueAndCloseTest {
         }
         assertEquals(20, answered.size(), "every send answered once, before Disconnected");
         assertInstanceOf(RdmaProtocol.Aborted.class, end.reason());
-        Connections.awaitDisconnected(pair.serverEvents());
+        RdmaTestKit.awaitDisconnected(pair.serverEvents());
         assertNoLeaks();
     }
 
     @Test
     void registerHandsTheConnectionToAnotherHandler() {
-        Connections.Pair pair = connect("");
+        RdmaTestKit.Pair pair = connect("");
         TestProbe<ConnectionEvent> next = kit.probe();
         pair.server().tell(new RdmaProtocol.Register(next.getRef()));
         pair.client().tell(message(0));
@@ -183,13 +183,13 @@ class WriteQueueAndCloseTest {
         next.stop();
         pair.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT);
         pair.clientEvents().expectMessageClass(RdmaProtocol.Received.class, WAIT);
-        assertInstanceOf(RdmaProtocol.PeerClosed.class, Connections.awaitDisconnected(pair.clientEvents()).reason());
+        assertInstanceOf(RdmaProtocol.PeerClosed.class, RdmaTestKit.awaitDisconnected(pair.clientEvents()).reason());
         assertNoLeaks();
     }
 
     @Test
     void aDataCommandsAnswersGoToItsReplyToAndTheRestToTheHandler() {
-        Connections.Pair pair = connect("");
+        RdmaTestKit.Pair pair = connect("");
         TestProbe<ConnectionEvent> asker = kit.probe();
         pair.client().tell(message(0).withReplyTo(asker.getRef()));
         assertEquals(new RdmaProtocol.Acked(0), asker.expectMessageClass(RdmaProtocol.Acked.class, WAIT));
@@ -200,27 +200,27 @@ class WriteQueueAndCloseTest {
         assertEquals(late, asker.expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
         // the handler hears only how the connection ended
         assertInstanceOf(RdmaProtocol.Disconnected.class, pair.clientEvents().receiveMessage(WAIT));
-        Connections.awaitDisconnected(pair.serverEvents());
+        RdmaTestKit.awaitDisconnected(pair.serverEvents());
         assertNoLeaks();
     }
 
     @Test
     void aConnectionWhoseOwnRequestFailedEndsErrorClosedEveryTime() {
         kit = RdmaTestKit.create(SMALL_QUEUES);
-        listener = Connections.listen(kit, 8);
+        listener = kit.listen(8);
         for (int run = 0; run < 20; run++) {
-            Connections.Pair pair = Connections.connect(kit, listener);
+            RdmaTestKit.Pair pair = kit.connect(listener);
             TestProbe<RdmaProtocol.Exported> exported = kit.probe();
             pair.server().tell(new RdmaProtocol.Export(ByteBuffer.allocateDirect(64), EnumSet.of(Access.REMOTE_READ),
                     exported.getRef()));
             RemoteRegion readOnly = exported.expectMessageClass(RdmaProtocol.Exported.class, WAIT).region();
             pair.client().tell(RdmaProtocol.Write.of(readOnly, 0, new byte[] {1}, "w"));
-            RdmaProtocol.Disconnected end = Connections.awaitDisconnected(pair.clientEvents());
+            RdmaProtocol.Disconnected end = RdmaTestKit.awaitDisconnected(pair.clientEvents());
             RdmaProtocol.ErrorClosed error = assertInstanceOf(RdmaProtocol.ErrorClosed.class, end.reason(),
                     "run " + run);
             assertEquals(WcStatus.REM_ACCESS_ERR,
                     assertInstanceOf(RdmaProtocol.WorkRequestFailed.class, error.cause()).status());
-            Connections.awaitDisconnected(pair.serverEvents());
+            RdmaTestKit.awaitDisconnected(pair.serverEvents());
         }
         assertNoLeaks();
     }
