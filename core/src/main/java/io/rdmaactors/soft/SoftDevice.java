@@ -13,6 +13,7 @@ import io.rdmaactors.verbs.PortAttributes;
 import io.rdmaactors.verbs.PortState;
 import io.rdmaactors.verbs.ProtectionDomain;
 import io.rdmaactors.verbs.ResourceClosedException;
+import java.security.SecureRandom;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -34,7 +35,8 @@ final class SoftDevice implements Device {
     private final Map<Integer, SoftQueuePair> qps = new ConcurrentHashMap<>();
     private final Map<Integer, SoftMemoryRegion> keys = new ConcurrentHashMap<>();
     private final AtomicInteger nextQpn = new AtomicInteger(0x11);
-    private final AtomicInteger nextKey;
+    /** Keys and addresses a peer must not guess: it may touch only what it was told of. */
+    private final SecureRandom random = new SecureRandom();
     private final AtomicLong nextAddress;
     /** Serialises atomics that target this device's memory, as the HCA does. */
     final Object atomicLock = new Object();
@@ -44,8 +46,8 @@ final class SoftDevice implements Device {
         this.fabric = fabric;
         this.index = index;
         this.ports = new SoftPort[] {new SoftPort(this, 1), new SoftPort(this, 2)};
-        this.nextKey = new AtomicInteger(0x1000 * (index + 1) + 0x15);
-        this.nextAddress = new AtomicLong(0x7f0000000000L + ((long) index << 36));
+        // regions start at a random page of a 2^44-byte range, as address space layout randomisation places them
+        this.nextAddress = new AtomicLong(0x100000000000L + ((random.nextLong() >>> 32) << 12));
     }
 
     @Override
@@ -159,10 +161,12 @@ final class SoftDevice implements Device {
         return List.copyOf(qps.values());
     }
 
-    /** A fresh key; lkey and rkey are the same value, as on most HCAs. */
+    /** A fresh random key, never 0 and never one in use; lkey and rkey are the same value, as on most HCAs. */
     int register(SoftMemoryRegion mr) {
-        int key = nextKey.getAndAdd(0x100);
-        keys.put(key, mr);
+        int key;
+        do {
+            key = random.nextInt();
+        } while (key == 0 || keys.putIfAbsent(key, mr) != null);
         return key;
     }
 
@@ -174,9 +178,9 @@ final class SoftDevice implements Device {
         return keys.get(key);
     }
 
-    /** A page-aligned virtual address range with a guard gap, so regions never touch. */
+    /** A page-aligned virtual address range after a guard gap of 1 to 16 random pages, so regions never touch. */
     long allocateAddress(int length) {
-        long span = ((length + 4095L) & ~4095L) + 4096;
+        long span = ((length + 4095L) & ~4095L) + 4096L * (1 + random.nextInt(16));
         return nextAddress.getAndAdd(span);
     }
 }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmaactors.cm.CmEvent;
+import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.ConnectionParameters;
@@ -24,8 +25,11 @@ import io.rdmaactors.verbs.WorkCompletion;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -33,6 +37,35 @@ import org.junit.jupiter.api.Test;
 class SoftFabricTest {
 
     private static final Duration STEP = Duration.ofSeconds(5);
+
+    /** A peer may touch only memory it was told of: keys and addresses follow no sequence it could guess. */
+    @Test
+    void memoryKeysAndAddressesAreNotASequence() {
+        try (Fabric fabric = Fabric.open("soft"); ProtectionDomain pd = fabric.devices().get(0)
+                .allocateProtectionDomain()) {
+            List<MemoryRegion> regions = new ArrayList<>();
+            for (int i = 0; i < 64; i++) {
+                regions.add(pd.register(ByteBuffer.allocateDirect(100), Set.of(Access.REMOTE_READ)));
+            }
+            Set<Integer> keys = new HashSet<>();
+            Set<Long> steps = new HashSet<>();
+            Set<Long> gaps = new HashSet<>();
+            for (int i = 0; i < regions.size(); i++) {
+                MemoryRegion r = regions.get(i);
+                assertTrue(r.rkey() != 0 && keys.add(r.rkey()), "a fresh key");
+                assertEquals(0, r.address() % 4096, "page aligned");
+                if (i > 0) {
+                    MemoryRegion before = regions.get(i - 1);
+                    steps.add((long) r.rkey() - before.rkey());
+                    gaps.add(r.address() - before.address());
+                    assertTrue(r.address() >= before.address() + 4096 + 4096, "a guard page between regions");
+                }
+            }
+            assertTrue(steps.size() > 1, "rkeys are not a sequence: " + steps);
+            assertTrue(gaps.size() > 1, "addresses are not a sequence: " + gaps);
+            regions.forEach(MemoryRegion::close);
+        }
+    }
 
     @Test
     void devicesAndPortsFollowTheDocumentedAddressing() {
