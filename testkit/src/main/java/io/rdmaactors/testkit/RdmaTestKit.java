@@ -12,11 +12,15 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
 
 /**
  * An ActorTestKit with rdma-actors running on a fresh soft fabric, and what every test of an RDMA
@@ -48,16 +52,14 @@ public final class RdmaTestKit implements AutoCloseable {
     }
 
     private final ActorTestKit testKit;
-    private final Fabric fabric;
+    /** The manager's fabric as last asked: a restarted manager opens a new one. */
+    private volatile Fabric fabric;
     /** What the framework itself holds while it runs: the manager's CM event channel. */
     private final Map<ResourceKind, Long> baseline;
 
     private RdmaTestKit(ActorTestKit testKit) {
         this.testKit = testKit;
-        TestProbe<Fabric> probe = testKit.createTestProbe();
-        manager().tell(new RdmaProtocol.GetFabric(probe.getRef()));
-        this.fabric = probe.receiveMessage(Duration.ofSeconds(10));
-        this.baseline = fabric.ledger().snapshot();
+        this.baseline = fabric().ledger().snapshot();
     }
 
     /** A test kit whose configuration is {@code config} over the defaults (e.g. queue depths). */
@@ -78,8 +80,18 @@ public final class RdmaTestKit implements AutoCloseable {
         return Rdma.get(testKit.system()).manager();
     }
 
+    /** The fabric the manager runs on now, asked each time, so it follows a manager restart. */
     public Fabric fabric() {
-        return fabric;
+        try {
+            fabric = AskPattern.<RdmaProtocol.ManagerCommand, Fabric>ask(manager(), RdmaProtocol.GetFabric::new, STEP,
+                    testKit.scheduler()).toCompletableFuture().get(STEP.toMillis(), TimeUnit.MILLISECONDS);
+            return fabric;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new AssertionError("the manager did not name its fabric within " + STEP, e);
+        }
     }
 
     /**
@@ -93,8 +105,9 @@ public final class RdmaTestKit implements AutoCloseable {
 
     /** Fault injection on the fabric: cut ports, kill peers, drop connections, remove devices. */
     public FaultInjector faults() {
-        return fabric.faults().orElseThrow(() -> new IllegalStateException(
-                "the " + fabric.provider() + " fabric has no fault injection"));
+        Fabric current = fabric();
+        return current.faults().orElseThrow(() -> new IllegalStateException(
+                "the " + current.provider() + " fabric has no fault injection"));
     }
 
     /**
@@ -179,9 +192,10 @@ public final class RdmaTestKit implements AutoCloseable {
      */
     public void awaitNoLeaks(Duration within) {
         long deadline = System.nanoTime() + within.toNanos();
-        while (!fabric.ledger().snapshot().equals(baseline)) {
+        Fabric current = fabric();
+        while (!current.ledger().snapshot().equals(baseline)) {
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("resources still live after " + within + ": " + fabric.ledger());
+                throw new AssertionError("resources still live after " + within + ": " + current.ledger());
             }
             sleep(10);
         }
@@ -190,6 +204,7 @@ public final class RdmaTestKit implements AutoCloseable {
     /** Shuts the actor system down and fails if an rdma-actors thread survives it. */
     @Override
     public void close() {
+        Fabric last = fabric;
         testKit.shutdownTestKit();
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         List<String> alive = frameworkThreads();
@@ -200,8 +215,8 @@ public final class RdmaTestKit implements AutoCloseable {
         if (!alive.isEmpty()) {
             throw new AssertionError("rdma-actors threads outlived the actor system: " + alive);
         }
-        if (fabric.ledger().total() != 0) {
-            throw new AssertionError("resources outlived the actor system: " + fabric.ledger());
+        if (last.ledger().total() != 0) {
+            throw new AssertionError("resources outlived the actor system: " + last.ledger());
         }
     }
 
