@@ -308,6 +308,10 @@ public final class SupervisedServer implements Callable<Integer> {
                                     }
                                     return Behaviors.same();
                                 })
+                                // the handler it kills may take the connection down before the Send's ack comes back
+                                .onMessage(RdmaProtocol.CommandFailed.class, f -> killHandler
+                                        && f.command() instanceof RdmaProtocol.Send send && send.data().equals(DIE)
+                                        ? Behaviors.same() : finish(guardian, name + ": " + Program.describe(f)))
                                 .onMessage(RdmaProtocol.Disconnected.class, d -> {
                                     boolean expected = round[0] == ROUNDS && (killHandler
                                             ? d.reason() instanceof RdmaProtocol.PeerClosed
