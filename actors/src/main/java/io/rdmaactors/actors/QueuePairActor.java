@@ -300,9 +300,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                 })
                 .onMessage(Drain.class, d -> {
                     pollAll();
-                    failPending("the connection closed");
-                    failOutstanding("the connection closed");
-                    releaseRendezvous("the connection closed");
+                    failAll("the connection closed");
                     closed = true;
                     closing = true;
                     connection.tell(new ConnectionActor.QueuePairDrained(failure));
@@ -320,9 +318,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                 .onMessage(ConnectionCommand.class, this::toConnection)
                 .onSignal(PostStop.class, s -> {
                     completions.silence();
-                    failPending("the connection stopped");
-                    failOutstanding("the connection stopped");
-                    releaseRendezvous("the connection stopped");
+                    failAll("the connection stopped");
                     return this;
                 })
                 .build();
@@ -471,19 +467,22 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         }
     }
 
-    private void failPending(String why) {
+    /**
+     * The connection is over: everything not yet posted, everything outstanding and every large
+     * Send whose Done never came fails once; every region registered for rendezvous is deregistered.
+     */
+    private void failAll(String why) {
         flushScheduled = false;
-        pending.forEach(c -> answer(c, new CommandFailed(c, new ConnectionClosed(why))));
+        pending.forEach(c -> fail(c, new ConnectionClosed(why)));
         pending.clear();
         writeQueue.forEach(item -> fail(item, new ConnectionClosed(why)));
         writeQueue.clear();
-    }
-
-    /** Large Sends whose Done never came fail; every region registered for rendezvous is deregistered. */
-    private void releaseRendezvous(String why) {
-        announced.values().forEach(large -> answer(large.send(),
-                new CommandFailed(large.send(), new ConnectionClosed(why))));
-        announced.clear();
+        for (int slot = 0; slot < outstanding.length; slot++) {
+            if (outstanding[slot] != null) {
+                unpost(slot, new ConnectionClosed(why));
+            }
+        }
+        List.copyOf(announced.values()).forEach(large -> fail(large, new ConnectionClosed(why)));
         rendezvousRegions.forEach(MemoryRegion::close);
         rendezvousRegions.clear();
     }
@@ -566,19 +565,22 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         return this;
     }
 
+    /** A rendezvous message: a Send that carries the reserved immediate. */
+    private SendWorkRequest control(int slot, ByteString message) {
+        return SendWorkRequest.sendWithImmediate(slot, RdmaProtocol.RESERVED_IMMEDIATE, copyIn(slot, message));
+    }
+
     private SendWorkRequest request(Object command, int slot) {
         if (command instanceof LargeSend large) {
             MemoryRegion region = large.region();
-            return SendWorkRequest.sendWithImmediate(slot, RdmaProtocol.RESERVED_IMMEDIATE, copyIn(slot,
-                    new Rendezvous.Ready(large.id(), region.length(), region.address(), region.rkey(),
-                            large.send().immediate()).encode()));
+            return control(slot, new Rendezvous.Ready(large.id(), region.length(), region.address(), region.rkey(),
+                    large.send().immediate()).encode());
         }
         if (command instanceof LargeRead read) {
             return SendWorkRequest.read(slot, read.ready().address(), read.ready().rkey(), read.region().sge());
         }
         if (command instanceof SendDone done) {
-            return SendWorkRequest.sendWithImmediate(slot, RdmaProtocol.RESERVED_IMMEDIATE,
-                    copyIn(slot, done.done().encode()));
+            return control(slot, done.done().encode());
         }
         if (command instanceof RdmaProtocol.Send s) {
             ScatterGatherElement sge = copyIn(slot, s.data());
@@ -844,16 +846,5 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             handler.tell(new CommandFailed(m.command(), e));
         }
         return this;
-    }
-
-    private void failOutstanding(String why) {
-        for (int slot = 0; slot < outstanding.length; slot++) {
-            Object item = outstanding[slot];
-            if (item != null) {
-                outstanding[slot] = null;
-                releaseSlot(slot);
-                fail(item, new ConnectionClosed(why));
-            }
-        }
     }
 }
