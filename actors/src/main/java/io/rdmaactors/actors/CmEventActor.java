@@ -56,7 +56,8 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     private record Pumped(CmEvent event) implements Command {
     }
 
-    private record Stopped(long handle) implements Command {
+    /** A child that owned {@code handle} stopped; the handle may already belong to a newer id. */
+    private record Stopped(long handle, ActorRef<?> owner) implements Command {
     }
 
     private final Fabric fabric;
@@ -65,6 +66,10 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     private final RdmaSettings settings;
     private final Devices devices;
     private final Map<Long, Consumer<CmEvent>> routes = new HashMap<>();
+    /** Which actor each route belongs to: rdma-core reuses a destroyed id's address for the next id. */
+    private final Map<Long, ActorRef<?>> owners = new HashMap<>();
+    /** Makes child names unique, where a reused handle would repeat one whose actor is still stopping. */
+    private long spawned;
     /** Events for requested ids whose agent is not running yet. */
     private final Map<Long, List<CmEvent>> held = new HashMap<>();
 
@@ -99,14 +104,17 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
                 .onMessage(StartMulticast.class, this::onStartMulticast)
                 .onMessage(AdoptAgent.class, this::onAdoptAgent)
                 .onMessage(Route.class, r -> {
-                    getContext().watchWith(r.agent(), new Stopped(r.handle()));
+                    getContext().watchWith(r.agent(), new Stopped(r.handle(), r.agent()));
                     route(r.handle(), r.agent());
                     return this;
                 })
                 .onMessage(Pumped.class, p -> onEvent(p.event()))
                 .onMessage(Stopped.class, s -> {
-                    routes.remove(s.handle());
-                    held.remove(s.handle());
+                    if (owners.get(s.handle()) == s.owner()) {
+                        owners.remove(s.handle());
+                        routes.remove(s.handle());
+                        held.remove(s.handle());
+                    }
                     return this;
                 })
                 .onSignal(PreRestart.class, s -> {
@@ -148,7 +156,7 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
         }
         ActorRef<RdmaProtocol.ListenerCommand> listener = spawn(ListenerActor.create(id, m.listen(), settings,
                 devices, getContext().getSelf(), shared), "listener-" + id.handle(), id.handle());
-        routes.put(id.handle(), e -> listener.tell(new ListenerActor.Event(e)));
+        route(id.handle(), listener, e -> listener.tell(new ListenerActor.Event(e)));
         return this;
     }
 
@@ -156,7 +164,7 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
         CmId id = fabric.createCmId(channel, PortSpace.TCP);
         ActorRef<RdmaProtocol.ConnectionCommand> connection = spawn(
                 ConnectionActor.connector(id, m.connect(), settings, devices), "connection-" + id.handle(), id.handle());
-        routes.put(id.handle(), e -> connection.tell(new ConnectionActor.Cm(e)));
+        route(id.handle(), connection, e -> connection.tell(new ConnectionActor.Cm(e)));
         return this;
     }
 
@@ -164,7 +172,7 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
         CmId id = fabric.createCmId(channel, PortSpace.UDP);
         ActorRef<RdmaProtocol.MulticastCommand> member = spawn(MulticastActor.create(id, m.join(), settings, devices),
                 "multicast-" + id.handle(), id.handle());
-        routes.put(id.handle(), e -> member.tell(new MulticastActor.Cm(e)));
+        route(id.handle(), member, e -> member.tell(new MulticastActor.Cm(e)));
         return this;
     }
 
@@ -173,8 +181,13 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
         return this;
     }
 
+    private void route(long handle, ActorRef<?> owner, Consumer<CmEvent> deliver) {
+        routes.put(handle, deliver);
+        owners.put(handle, owner);
+    }
+
     private void route(long handle, ActorRef<RdmaProtocol.ConnectionCommand> agent) {
-        routes.put(handle, e -> agent.tell(new ConnectionActor.Cm(e)));
+        route(handle, agent, e -> agent.tell(new ConnectionActor.Cm(e)));
         List<CmEvent> early = held.remove(handle);
         if (early != null) {
             early.forEach(e -> agent.tell(new ConnectionActor.Cm(e)));
@@ -182,8 +195,9 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     }
 
     private <T> ActorRef<T> spawn(Behavior<T> behavior, String name, long handle) {
-        ActorRef<T> ref = getContext().spawn(behavior, name, Props.empty().withDispatcherFromConfig(settings.verbsDispatcher()));
-        getContext().watchWith(ref, new Stopped(handle));
+        ActorRef<T> ref = getContext().spawn(behavior, name + "-" + ++spawned,
+                Props.empty().withDispatcherFromConfig(settings.verbsDispatcher()));
+        getContext().watchWith(ref, new Stopped(handle, ref));
         return ref;
     }
 

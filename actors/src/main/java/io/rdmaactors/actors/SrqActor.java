@@ -107,6 +107,7 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
     private final Map<Integer, List<RdmaProtocol.Received>> early = new HashMap<>();
     private final WorkCompletion[] batch = new WorkCompletion[32];
     private int children;
+    private long spawned;
     private boolean listenerStopped;
 
     static Behavior<Command> create(Resources resources, ActorRef<CmEventActor.Command> cmEvents,
@@ -146,8 +147,9 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
     public Receive<Command> createReceive() {
         return newReceiveBuilder()
                 .onMessage(Adopt.class, a -> {
+                    // the handle of a destroyed id comes back for a new one: the count keeps names unique
                     ActorRef<RdmaProtocol.ConnectionCommand> agent = getContext().spawn(a.agent(),
-                            "connection-" + a.handle(), connectionProps);
+                            "connection-" + a.handle() + "-" + ++spawned, connectionProps);
                     getContext().watchWith(agent, new ChildStopped());
                     children++;
                     cmEvents.tell(new CmEventActor.Route(a.handle(), agent));
