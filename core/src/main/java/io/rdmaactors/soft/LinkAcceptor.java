@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,7 +19,9 @@ final class LinkAcceptor implements LinkSelector.Handler {
     private final TcpLinks links;
     private final LinkSelector selector;
     private final ServerSocketChannel server;
-    private final SoftCmId listener;
+    final SoftCmId listener;
+    /** Links this acceptor took that are still open, for the cap. */
+    private final AtomicInteger open = new AtomicInteger();
 
     LinkAcceptor(TcpLinks links, LinkSelector selector, ServerSocketChannel server, SoftCmId listener)
             throws IOException {
@@ -33,14 +36,33 @@ final class LinkAcceptor implements LinkSelector.Handler {
     @Override
     public void ready(SelectionKey key) throws IOException {
         for (SocketChannel accepted; (accepted = server.accept()) != null; ) {
-            links.accepted(accepted, listener);
+            links.accepted(accepted, this);
         }
+    }
+
+    int links() {
+        return open.get();
+    }
+
+    /** A link it took is being served. */
+    void opened() {
+        open.incrementAndGet();
+    }
+
+    /** A link it took closed. */
+    void released() {
+        open.decrementAndGet();
     }
 
     @Override
     public void failed(Throwable cause) {
         // accepting failed (out of file descriptors, say): the listener goes on with the next one
         log.warn("accepting on {} failed", server, cause);
+    }
+
+    @Override
+    public String toString() {
+        return "listener " + listener.localAddress();
     }
 
     /** Stops listening; the port is free again on return. */

@@ -21,8 +21,10 @@ import io.rdmaactors.verbs.QueuePair;
 import io.rdmaactors.verbs.ResourceKind;
 import io.rdmaactors.verbs.VerbsException;
 import java.io.IOException;
+import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
 import java.nio.channels.ServerSocketChannel;
 import java.time.Duration;
 import java.util.EnumSet;
@@ -362,8 +364,11 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         LinkConnection c;
         try {
             c = fabric.links.connect(to, this, (int) fabric.cmTimeoutMs);
-        } catch (IOException e) {
+        } catch (ConnectException nobodyListens) {
             onCm(CmMessage.reject(CmEvent.Rejected.INVALID_SERVICE_ID, new byte[0]), null);
+            return;
+        } catch (IOException | RuntimeException e) {
+            linkFailed(e);
             return;
         }
         synchronized (this) {
@@ -374,6 +379,23 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
             link = c;
         }
         c.send(req);
+    }
+
+    /** The link to the listener failed before a REQ could go: refused by its handshake or its caps. */
+    private synchronized void linkFailed(Exception e) {
+        if (state != State.CONNECT) {
+            return;
+        }
+        int status;
+        if (e instanceof LinkHandshake.AuthenticationException || e instanceof VerbsException) {
+            log.warn("connecting to {}: {}", remote, e.getMessage());
+            status = -VerbsException.EACCES;
+        } else {
+            log.debug("connecting to {}", remote, e);
+            status = e instanceof SocketTimeoutException ? ETIMEDOUT : -VerbsException.ECONNRESET;
+        }
+        state = State.REJECTED;
+        post(new CmEvent.Unreachable(handle, status));
     }
 
     private static void closeQuietly(ServerSocketChannel s) {

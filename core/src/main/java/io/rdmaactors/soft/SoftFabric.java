@@ -65,11 +65,7 @@ public final class SoftFabric implements Fabric {
         }
         this.cmTimeoutMs = Long.parseLong(options.getOrDefault("cm.timeout.ms", "2000"));
         this.timewaitMs = Long.parseLong(options.getOrDefault("cm.timewait.ms", "50"));
-        int ioThreads = Integer.parseInt(options.getOrDefault("io.threads", "1"));
-        if (ioThreads < 1) {
-            throw new InvalidRequestException("Fabric.open", "io.threads must be positive, not " + ioThreads);
-        }
-        this.links = new TcpLinks(this, ioThreads);
+        this.links = new TcpLinks(this, options);
         String transport = options.getOrDefault("transport", "auto");
         if (!transport.equals("auto") && !transport.equals("tcp")) {
             throw new InvalidRequestException("Fabric.open", "transport must be auto or tcp, not " + transport);

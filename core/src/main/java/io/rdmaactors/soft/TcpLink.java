@@ -24,6 +24,7 @@ import org.slf4j.LoggerFactory;
  * to the socket in the I/O thread's gathering writes; what the socket does not take waits in a
  * bounded outbox for OP_WRITE. A reader never blocks on a write. Frames pass through one direct
  * buffer each way; a payload read from the wire is scattered into its MR from the input buffer.
+ * On the accepting side nothing but the {@link LinkHandshake} is read until the peer passed it.
  */
 final class TcpLink implements LinkSelector.Handler {
 
@@ -65,8 +66,10 @@ final class TcpLink implements LinkSelector.Handler {
     private final String name;
     /** The address this side connected to, the key links are shared by; null on the accepting side. */
     final InetSocketAddress remoteListener;
-    /** On the accepting side, the listener a REQ on a new connection goes to. */
-    private final SoftCmId acceptor;
+    /** On the accepting side, the acceptor whose listener a REQ on a new connection goes to. */
+    private final LinkAcceptor from;
+    /** On the accepting side until the peer proved it knows the cookie; read by the I/O thread only. */
+    private LinkHandshake handshake;
     private final Map<Integer, LinkConnection> connections = new ConcurrentHashMap<>();
     /** Under this: the connecting side numbers the connections. */
     private int lastNumber;
@@ -96,16 +99,20 @@ final class TcpLink implements LinkSelector.Handler {
 
     /** @param channel a connected, non-blocking channel */
     TcpLink(TcpLinks links, LinkSelector selector, SocketChannel channel, InetSocketAddress remoteListener,
-            SoftCmId acceptor) throws IOException {
+            LinkAcceptor from) throws IOException {
         this.links = links;
         this.selector = selector;
         this.channel = channel;
         this.remoteListener = remoteListener;
-        this.acceptor = acceptor;
+        this.from = from;
+        this.handshake = from == null ? null : new LinkHandshake(links.secret());
         channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
         this.name = "link " + channel.getLocalAddress() + " - " + channel.getRemoteAddress();
         this.standardIn = ByteBuffer.allocateDirect(BUFFER);
         this.in = standardIn.flip();
+        if (from != null) {
+            from.opened();
+        }
         links.track(this);
         try {
             this.key = selector.register(channel, SelectionKey.OP_READ, this);
@@ -376,6 +383,13 @@ final class TcpLink implements LinkSelector.Handler {
     }
 
     private void parse() throws IOException {
+        if (handshake != null) {
+            if (!handshake.accept(in, channel)) {
+                return;
+            }
+            handshake = null;
+            links.authenticated(this);
+        }
         while (in.remaining() >= 4) {
             int length = in.getInt(in.position());
             LinkFrame.checkLength(length);
@@ -422,8 +436,8 @@ final class TcpLink implements LinkSelector.Handler {
             case LinkFrame.CM -> {
                 CmMessage m = LinkFrame.decodeCm(in, body, end);
                 LinkConnection c = connections.get(number);
-                if (c == null && acceptor != null && m.type() == CmMessage.Type.REQ) {
-                    c = new LinkConnection(this, number, acceptor);
+                if (c == null && from != null && m.type() == CmMessage.Type.REQ) {
+                    c = new LinkConnection(this, number, from.listener);
                     connections.put(number, c);
                 }
                 if (c != null) {
@@ -445,7 +459,9 @@ final class TcpLink implements LinkSelector.Handler {
 
     @Override
     public void failed(Throwable cause) {
-        if (cause instanceof EOFException) {
+        if (cause instanceof LinkHandshake.AuthenticationException) {
+            log.warn("{} refused: {}", name, cause.getMessage());
+        } else if (cause instanceof EOFException) {
             log.debug("{} closed by the peer", name);
         } else {
             log.debug("{} failed", name, cause);
@@ -511,6 +527,13 @@ final class TcpLink implements LinkSelector.Handler {
         }
         selector.close(channel);
         links.untrack(this);
+    }
+
+    /** Its socket closed: the listener that accepted it may take another. */
+    void released() {
+        if (from != null) {
+            from.released();
+        }
     }
 
     @Override

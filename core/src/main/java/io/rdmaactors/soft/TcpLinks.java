@@ -1,5 +1,8 @@
 package io.rdmaactors.soft;
 
+import io.rdmaactors.verbs.InvalidRequestException;
+import io.rdmaactors.verbs.ResourceKind;
+import io.rdmaactors.verbs.VerbsException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.channels.ServerSocketChannel;
@@ -7,6 +10,7 @@ import java.nio.channels.SocketChannel;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,7 +19,10 @@ import org.slf4j.LoggerFactory;
  * A fabric's links to other processes and the I/O threads that serve them: a fixed number of
  * threads (option {@code io.threads}), started with the first listener or link, whatever the
  * number of connections. A connect to a listener another process reached before goes over the
- * link already there: one wire between two ports.
+ * link already there: one wire between two ports. Every link starts with a {@link LinkHandshake}
+ * on the user's cookie; an accepting side holds at most {@code links.pending} links that have not
+ * finished it (each for {@code links.handshake.timeout.ms} at most) and a listener at most
+ * {@code links.max} links.
  */
 final class TcpLinks {
 
@@ -23,6 +30,12 @@ final class TcpLinks {
 
     private final SoftFabric fabric;
     private final int threads;
+    private final String cookie;
+    private final long handshakeTimeoutMs;
+    private final int maxPending;
+    private final int maxLinksPerListener;
+    /** Loaded with the I/O threads, so that a fabric that stays in one JVM never reads the cookie. */
+    private byte[] secret;
     /** Guards the selectors apart from connecting, which may wait for a slow peer while an I/O thread accepts. */
     private final Object selectorLock = new Object();
     /** Started on first use, so a fabric that stays in one JVM has no I/O thread. */
@@ -32,10 +45,24 @@ final class TcpLinks {
     /** Links this side opened, by the listener address they reach; the ones a connect may share. */
     private final Map<InetSocketAddress, TcpLink> outgoing = new ConcurrentHashMap<>();
     private final Set<TcpLink> live = ConcurrentHashMap.newKeySet();
+    /** Accepted links still in their handshake. */
+    private final Set<TcpLink> pending = ConcurrentHashMap.newKeySet();
 
-    TcpLinks(SoftFabric fabric, int threads) {
+    TcpLinks(SoftFabric fabric, Map<String, String> options) {
         this.fabric = fabric;
-        this.threads = threads;
+        this.threads = positive(options, "io.threads", 1);
+        this.cookie = options.get(LinkCookie.OPTION);
+        this.handshakeTimeoutMs = positive(options, "links.handshake.timeout.ms", 5000);
+        this.maxPending = positive(options, "links.pending", 64);
+        this.maxLinksPerListener = positive(options, "links.max", 1024);
+    }
+
+    private static int positive(Map<String, String> options, String option, int otherwise) {
+        int n = Integer.parseInt(options.getOrDefault(option, Integer.toString(otherwise)));
+        if (n < 1) {
+            throw new InvalidRequestException("Fabric.open", option + " must be positive, not " + n);
+        }
+        return n;
     }
 
     /** The I/O thread for a new channel, round robin. */
@@ -45,6 +72,12 @@ final class TcpLinks {
                 throw new IOException("the fabric is closed");
             }
             if (selectors == null) {
+                try {
+                    secret = LinkCookie.load(cookie);
+                } catch (IOException | RuntimeException e) {
+                    throw new VerbsException("rdma-actors soft fabric", VerbsException.EACCES,
+                            "cannot read the fabric's cookie: " + e.getMessage(), e);
+                }
                 LinkSelector[] started = new LinkSelector[threads];
                 for (int i = 0; i < threads; i++) {
                     started[i] = new LinkSelector("rdma-" + fabric.id + "-io-" + i);
@@ -59,10 +92,17 @@ final class TcpLinks {
         return new LinkAcceptor(this, selector(), server, listener);
     }
 
+    /** The secret both sides of a link prove they know; set once an I/O thread started. */
+    byte[] secret() {
+        synchronized (selectorLock) {
+            return secret;
+        }
+    }
+
     /**
      * A connection to the listener at {@code to}, on the link to it if one is up, else on a new
-     * one; throws when nobody listens there. Connecting blocks the caller: on loopback it is
-     * answered at once.
+     * one; throws when nobody listens there or the listener fails the handshake. Connecting
+     * blocks the caller: on loopback it is answered at once.
      */
     synchronized LinkConnection connect(InetSocketAddress to, TcpLink.Endpoint endpoint, int timeoutMs)
             throws IOException {
@@ -71,11 +111,14 @@ final class TcpLinks {
         if (c != null) {
             return c;
         }
+        LinkSelector selector = selector();
         SocketChannel channel = SocketChannel.open();
         try {
             channel.socket().connect(to, timeoutMs);
+            channel.socket().setSoTimeout(timeoutMs);
+            LinkHandshake.connect(channel, secret());
             channel.configureBlocking(false);
-            TcpLink link = new TcpLink(this, selector(), channel, to, null);
+            TcpLink link = new TcpLink(this, selector, channel, to, null);
             outgoing.put(to, link);
             LinkConnection first = link.open(endpoint);
             if (first == null) {
@@ -88,13 +131,29 @@ final class TcpLinks {
         }
     }
 
-    /** A socket a listener's acceptor took; on its I/O thread. */
-    void accepted(SocketChannel channel, SoftCmId listener) {
+    /**
+     * A socket a listener's acceptor took; on its I/O thread. Beyond the caps it is closed at once:
+     * the peer's connect sees the link end before its handshake.
+     */
+    void accepted(SocketChannel channel, LinkAcceptor from) {
         try {
+            if (pending.size() >= maxPending || from.links() >= maxLinksPerListener) {
+                log.warn("{} refused a link from {}: {} links, {} of them in their handshake", from,
+                        channel.getRemoteAddress(), from.links(), pending.size());
+                channel.close();
+                return;
+            }
             channel.configureBlocking(false);
-            new TcpLink(this, selector(), channel, null, listener);
+            TcpLink link = new TcpLink(this, selector(), channel, null, from);
+            pending.add(link);
+            fabric.timer.schedule(() -> {
+                if (pending.contains(link)) {
+                    link.end(new LinkHandshake.AuthenticationException("no handshake within " + handshakeTimeoutMs
+                            + " ms"));
+                }
+            }, handshakeTimeoutMs, TimeUnit.MILLISECONDS);
         } catch (IOException | RuntimeException e) {
-            log.debug("could not serve a link accepted by {}", listener.localAddress(), e);
+            log.debug("could not serve a link accepted by {}", from, e);
             try {
                 channel.close();
             } catch (IOException again) {
@@ -110,12 +169,23 @@ final class TcpLinks {
         }
     }
 
-    void track(TcpLink link) {
-        live.add(link);
+    /** An accepted link whose peer proved it knows the cookie. */
+    void authenticated(TcpLink link) {
+        pending.remove(link);
     }
 
+    void track(TcpLink link) {
+        live.add(link);
+        fabric.ledger().opened(ResourceKind.LINK);
+    }
+
+    /** The link's socket is closed: idempotent, as a link may end on its I/O thread and in a close. */
     void untrack(TcpLink link) {
-        live.remove(link);
+        if (live.remove(link)) {
+            pending.remove(link);
+            fabric.ledger().closed(ResourceKind.LINK);
+            link.released();
+        }
     }
 
     /** Links open now, whichever side opened them. */

@@ -11,5 +11,7 @@ public enum ResourceKind {
     QUEUE_PAIR,
     SHARED_RECEIVE_QUEUE,
     ADDRESS_HANDLE,
-    MULTICAST_MEMBERSHIP
+    MULTICAST_MEMBERSHIP,
+    /** A soft fabric link to another process: a socket, its buffers and its share of an I/O thread. */
+    LINK
 }

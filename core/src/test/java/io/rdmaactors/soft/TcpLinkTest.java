@@ -25,9 +25,9 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.net.SocketException;
 import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -261,7 +261,7 @@ class TcpLinkTest {
 
     @Test
     void aLinkThatFailsEndsEveryConnectionOnIt() throws Exception {
-        Socket raw = new Socket("127.0.0.1", listener.localAddress().getPort());
+        SocketChannel raw = RawLink.open(listener.localAddress().getPort(), RawLink.secret(server), 0);
         // three REQs over one socket, as a peer process's link carries them
         ByteBuffer frames = ByteBuffer.allocate(1024);
         byte[] gid = fabricGid();
@@ -270,7 +270,7 @@ class TcpLinkTest {
                     new InetSocketAddress("127.0.0.1", 40000 + number), listener.localAddress());
             new LinkFrame(new LinkConnection(null, number, null), null, req).encode(frames, true);
         }
-        raw.getOutputStream().write(frames.array(), 0, frames.position());
+        raw.socket().getOutputStream().write(frames.array(), 0, frames.position());
         Set<Long> agents = new HashSet<>();
         Set<Long> receives = new HashSet<>();
         for (int i = 0; i < 3; i++) {
@@ -285,7 +285,7 @@ class TcpLinkTest {
             agent.accept(ConnectionParameters.of(null));
             agents.add(agent.handle());
         }
-        raw.setSoLinger(true, 0);
+        raw.socket().setSoLinger(true, 0);
         raw.close(); // a reset, as from a process killed
 
         Set<Long> disconnected = new HashSet<>();
@@ -311,9 +311,7 @@ class TcpLinkTest {
 
     @Test
     void aPeerThatStopsReadingEndsItsLinkNotTheMemory() throws Exception {
-        Socket raw = new Socket();
-        raw.setReceiveBufferSize(4096);
-        raw.connect(new InetSocketAddress("127.0.0.1", listener.localAddress().getPort()));
+        SocketChannel raw = RawLink.open(listener.localAddress().getPort(), RawLink.secret(server), 4096);
         ByteBuffer frames = ByteBuffer.allocate(4096);
         int connections = 8;
         for (int number = 1; number <= connections; number++) {
@@ -321,7 +319,7 @@ class TcpLinkTest {
                     new InetSocketAddress("127.0.0.1", 40000 + number), listener.localAddress());
             new LinkFrame(new LinkConnection(null, number, null), null, req).encode(frames, true);
         }
-        raw.getOutputStream().write(frames.array(), 0, frames.position());
+        raw.socket().getOutputStream().write(frames.array(), 0, frames.position());
         CompletionQueue large = server.devices().get(0).createCompletionQueue(1 << 20, null);
         int depth = 16384;
         List<CmId> agents = new ArrayList<>();
@@ -371,15 +369,14 @@ class TcpLinkTest {
         ByteBuffer payloadPastTheFrame = ByteBuffer.allocate(4 + 5 + 63).putInt(5 + 63).put(LinkFrame.PACKET)
                 .putInt(1).put(new byte[59]).putInt(1 << 20);
         for (ByteBuffer garbage : List.of(oversized, unknownTag, hugePrivateData, payloadPastTheFrame)) {
-            try (Socket raw = new Socket("127.0.0.1", port)) {
-                raw.getOutputStream().write(garbage.array());
-                raw.setSoTimeout((int) STEP.toMillis());
-                assertEndedByTheServer(raw.getInputStream());
+            try (SocketChannel raw = RawLink.open(port, RawLink.secret(server), 0)) {
+                raw.socket().getOutputStream().write(garbage.array());
+                assertEndedByTheServer(raw.socket().getInputStream());
             }
         }
         // a frame cut short by the end of its socket
-        try (Socket raw = new Socket("127.0.0.1", port)) {
-            DataOutputStream out = new DataOutputStream(raw.getOutputStream());
+        try (SocketChannel raw = RawLink.open(port, RawLink.secret(server), 0)) {
+            DataOutputStream out = new DataOutputStream(raw.socket().getOutputStream());
             out.writeInt(100);
             out.write(new byte[10]);
         }
