@@ -24,6 +24,9 @@ public final class Rdma implements Extension {
 
     private Rdma(ActorSystem<?> system) {
         this.settings = RdmaSettings.from(system.settings().config());
+        // beside the manager, not under it: the commands that reach connections a manager restart
+        // stopped are answered too
+        system.systemActorOf(ClosedConnections.create(), "rdma-closed-connections", Props.empty());
         this.manager = system.systemActorOf(RdmaManager.create(settings), "rdma-manager",
                 Props.empty().withDispatcherFromConfig(settings.verbsDispatcher()));
     }

@@ -82,7 +82,6 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
             release();
             throw e;
         }
-        ctx.spawn(ClosedConnections.create(), "closed-connections", props);
         this.cmEvents = ctx.spawn(CmEventActor.create(fabric, fabric.createEventChannel(), settings,
                 new Devices(devices, pollers)), "cm-events", props);
     }
