@@ -468,13 +468,16 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
                 pending.add(w);
             }
         } finally {
-            // the requests before a refused one stay posted, so they go out (or flush) either way
-            if (state == QpState.ERR) {
-                flushSends();
-            } else {
-                pump();
+            try {
+                // the requests before a refused one stay posted, so they go out (or flush) either way
+                if (state == QpState.ERR) {
+                    flushSends();
+                } else {
+                    pump();
+                }
+            } finally {
+                sendLock.unlock();
             }
-            sendLock.unlock();
         }
     }
 

@@ -11,6 +11,7 @@ import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.MemoryRegion;
 import io.rdmaactors.verbs.QpAttributes;
 import io.rdmaactors.verbs.QpState;
+import io.rdmaactors.verbs.QueuePair;
 import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.ScatterGatherElement;
 import io.rdmaactors.verbs.SendWorkRequest;
@@ -18,6 +19,8 @@ import io.rdmaactors.verbs.WcStatus;
 import io.rdmaactors.verbs.WorkCompletion;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -160,6 +163,67 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
             assertEquals(2, wc.wrId());
             assertEquals(WcStatus.LOC_PROT_ERR, wc.status());
             assertNoCompletion(loop.b.cq);
+        }
+    }
+
+    /**
+     * A range [start, start + length) whose end passes Long.MAX_VALUE: as an unsigned 64-bit range
+     * it lies beyond every region, so verbs refuse it by the key's bounds.
+     */
+    private static final long WRAPPING_START = Long.MAX_VALUE - 7;
+
+    @Test
+    void localSgeWhoseEndWrapsIsALocalProtectionError() throws Exception {
+        try (Loopback loop = Loopback.on(device()).open()) {
+            MemoryRegion src = loop.a.register(pattern(16, 10));
+            MemoryRegion inbox = loop.b.register(16);
+            loop.b.qp.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
+            loop.a.qp.postSend(SendWorkRequest.send(2, new ScatterGatherElement(WRAPPING_START, 16, src.lkey())));
+            WorkCompletion wc = poll(loop.a.cq);
+            assertEquals(2, wc.wrId());
+            assertEquals(WcStatus.LOC_PROT_ERR, wc.status());
+            awaitState(loop.a.qp, QpState.ERR);
+            // neither QP was left locked: another thread still moves both to ERR
+            enterErrFromAnotherThread(loop.a.qp);
+            enterErrFromAnotherThread(loop.b.qp);
+            WorkCompletion flushed = poll(loop.b.cq);
+            assertEquals(1, flushed.wrId());
+            assertEquals(WcStatus.WR_FLUSH_ERR, flushed.status(), "the receive was consumed");
+        }
+    }
+
+    /** A lock the posting thread kept would make this hang, not pass: a lock is reentrant. */
+    private static void enterErrFromAnotherThread(QueuePair qp) throws Exception {
+        CompletableFuture.runAsync(() -> qp.modify(QpAttributes.of().state(QpState.ERR)))
+                .get(STEP.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** Remote operations that name a range of the responder's memory. */
+    enum RemoteOperation {
+        WRITE, READ, ATOMIC
+    }
+
+    @ParameterizedTest
+    @EnumSource(RemoteOperation.class)
+    void remoteRangeWhoseEndWrapsIsARemoteAccessError(RemoteOperation operation) throws Exception {
+        try (Loopback loop = Loopback.on(device()).open()) {
+            MemoryRegion local = loop.a.register(pattern(16, 12));
+            MemoryRegion target = loop.b.register(pattern(16, 13), Access.values());
+            loop.a.qp.postSend(switch (operation) {
+                case WRITE -> SendWorkRequest.write(1, WRAPPING_START, target.rkey(), local.sge());
+                case READ -> SendWorkRequest.read(1, WRAPPING_START, target.rkey(), local.sge());
+                case ATOMIC -> SendWorkRequest.fetchAdd(1, WRAPPING_START, target.rkey(), 1, local.sge(0, 8));
+            });
+            WorkCompletion wc = poll(loop.a.cq);
+            assertEquals(1, wc.wrId());
+            assertEquals(WcStatus.REM_ACCESS_ERR, wc.status(), operation.name());
+            awaitState(loop.a.qp, QpState.ERR);
+            awaitState(loop.b.qp, QpState.ERR);
+            // neither QP was left locked: another thread still moves both to ERR
+            enterErrFromAnotherThread(loop.a.qp);
+            enterErrFromAnotherThread(loop.b.qp);
+            assertArrayEquals(patternBytes(16, 13), bytes(target.buffer(), 0, 16), "the target changed");
+            assertArrayEquals(patternBytes(16, 12), bytes(local.buffer(), 0, 16), "the local buffer changed");
         }
     }
 
