@@ -894,6 +894,11 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
     }
 
     private Packet execute(Packet p, SendOpcode op) {
+        if ((op == SendOpcode.RDMA_READ || op.isAtomic()) && maxDestRdAtomic == 0) {
+            // no responder resources to hold a read or atomic: rxe NAKs it as an invalid request
+            responderError(AsyncEventType.QP_REQ_ERR);
+            return Packet.errorNak(p.psn(), WcStatus.REM_INV_REQ_ERR.code());
+        }
         switch (op) {
             case SEND:
             case SEND_WITH_IMM: {

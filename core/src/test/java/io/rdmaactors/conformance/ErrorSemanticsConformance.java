@@ -227,6 +227,26 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
         }
     }
 
+    @ParameterizedTest
+    @EnumSource(value = RemoteOperation.class, names = {"READ", "ATOMIC"})
+    void readOrAtomicToAResponderWithoutResourcesIsAnInvalidRequest(RemoteOperation operation) throws Exception {
+        // max_dest_rd_atomic 0: the responder keeps no state for a read or atomic, so it takes none
+        try (Loopback loop = Loopback.on(device()).rtr(a -> a.maxDestRdAtomic(0)).open()) {
+            MemoryRegion local = loop.a.register(pattern(16, 14));
+            MemoryRegion target = loop.b.register(pattern(16, 15), Access.values());
+            loop.a.qp.postSend(operation == RemoteOperation.READ
+                    ? SendWorkRequest.read(1, target.address(), target.rkey(), local.sge())
+                    : SendWorkRequest.fetchAdd(1, target.address(), target.rkey(), 1, local.sge(0, 8)));
+            WorkCompletion wc = poll(loop.a.cq);
+            assertEquals(1, wc.wrId());
+            assertEquals(WcStatus.REM_INV_REQ_ERR, wc.status(), operation.name());
+            awaitState(loop.a.qp, QpState.ERR);
+            awaitState(loop.b.qp, QpState.ERR);
+            assertArrayEquals(patternBytes(16, 15), bytes(target.buffer(), 0, 16), "the target changed");
+            assertArrayEquals(patternBytes(16, 14), bytes(local.buffer(), 0, 16), "the local buffer changed");
+        }
+    }
+
     @Test
     void enteringErrFlushesEveryOutstandingRequestOnce() throws Exception {
         // B posts no receive and A retries forever: A's sends stay outstanding until ERR
