@@ -25,6 +25,8 @@ final class SoftRoceLimits implements ExecutionCondition {
             Map.entry("migratingAnIdMovesItsEventsToTheOtherChannel", LOOPBACK),
             Map.entry("privateDataOverTheCmLimitsIsRefused", LOOPBACK),
             Map.entry("multicastReachesEveryMember", LOOPBACK),
+            Map.entry("activeQpTakesTheRetryCountsItConnectsWith", LOOPBACK),
+            Map.entry("passiveQpTakesTheResponderResourcesAndInitiatorDepthItAcceptsWith", LOOPBACK),
             Map.entry("datagramLargerThanTheReceiveIsALocalLengthError", LOCAL_ERRORS),
             Map.entry("localSgeWithABadLkeyIsALocalProtectionError", LOCAL_ERRORS),
             Map.entry("receiveShorterThanTheMessageFailsBothSides", LOCAL_ERRORS),
