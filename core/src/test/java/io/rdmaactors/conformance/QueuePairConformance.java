@@ -92,6 +92,27 @@ public abstract class QueuePairConformance extends FabricConformance {
     }
 
     @Test
+    void rtsToRtsRefusesWhatOnlyRtrTakes() {
+        try (Loopback loop = Loopback.on(device()).open()) {
+            QueuePair qp = loop.a.qp;
+            QpAttributes before = qp.query();
+            for (QpAttributes refused : List.of(
+                    QpAttributes.of().state(QpState.RTS).destQpNum(before.destQpNum() + 1),
+                    QpAttributes.of().state(QpState.RTS).pathMtu(256),
+                    QpAttributes.of().state(QpState.RTS).rqPsn(before.rqPsn() + 1))) {
+                assertThrows(InvalidStateException.class, () -> qp.modify(refused));
+            }
+            QpAttributes after = qp.query();
+            assertEquals(QpState.RTS, after.state());
+            assertEquals(before.destQpNum(), after.destQpNum());
+            assertEquals(before.pathMtu(), after.pathMtu());
+            // what RTS to RTS does take still goes through
+            qp.modify(QpAttributes.of().state(QpState.RTS).minRnrTimer(1));
+            assertEquals(1, qp.query().minRnrTimer());
+        }
+    }
+
+    @Test
     void postsTheStateCannotTakeAreRefused() {
         try (ProtectionDomain pd = device().allocateProtectionDomain();
              CompletionQueue cq = device().createCompletionQueue(16, null);
