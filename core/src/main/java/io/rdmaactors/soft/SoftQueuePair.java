@@ -763,6 +763,10 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
     private void rewind() {
         SendWqe w;
         while ((w = inflight.pollLast()) != null) {
+            if (!w.wr.has(SendFlag.INLINE)) {
+                // the HCA reads the SGEs again for each try: a region deregistered meanwhile fails it
+                w.payload = null;
+            }
             pending.addFirst(w);
         }
         if (!pending.isEmpty()) {

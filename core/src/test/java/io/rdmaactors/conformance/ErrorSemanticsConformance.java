@@ -69,6 +69,26 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
     }
 
     @Test
+    void sendWhoseRegionIsDeregisteredWhileItWaitsFailsItsNextTry() throws Exception {
+        // B has no receive and A retries RNR forever: the send is outstanding when its region goes
+        try (Loopback loop = Loopback.on(device()).rtr(a -> a.minRnrTimer(FAST_RNR_TIMER))
+                .rts(a -> a.rnrRetry(7)).open()) {
+            MemoryRegion src = loop.a.register(pattern(16, 16));
+            MemoryRegion inbox = loop.b.register(16);
+            loop.a.qp.postSend(SendWorkRequest.send(1, src.sge()));
+            assertNoCompletion(loop.a.cq);
+            // ibv_dereg_mr succeeds: the requester reads the region again on each try, and finds it gone
+            src.close();
+            WorkCompletion wc = poll(loop.a.cq);
+            assertEquals(1, wc.wrId());
+            assertEquals(WcStatus.LOC_PROT_ERR, wc.status());
+            awaitState(loop.a.qp, QpState.ERR);
+            loop.b.qp.postReceive(ReceiveWorkRequest.of(2, inbox.sge()));
+            assertNoCompletion(loop.b.cq);
+        }
+    }
+
+    @Test
     void receiveShorterThanTheMessageFailsBothSides() throws Exception {
         try (Loopback loop = Loopback.on(device()).open()) {
             MemoryRegion src = loop.a.register(pattern(32, 3));
