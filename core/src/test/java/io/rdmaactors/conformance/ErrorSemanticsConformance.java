@@ -9,6 +9,7 @@ import io.rdmaactors.cm.AsyncEventType;
 import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.MemoryRegion;
+import io.rdmaactors.verbs.ProtectionDomain;
 import io.rdmaactors.verbs.QpAttributes;
 import io.rdmaactors.verbs.QpState;
 import io.rdmaactors.verbs.QueuePair;
@@ -17,6 +18,7 @@ import io.rdmaactors.verbs.ScatterGatherElement;
 import io.rdmaactors.verbs.SendWorkRequest;
 import io.rdmaactors.verbs.WcStatus;
 import io.rdmaactors.verbs.WorkCompletion;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -169,6 +171,58 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
             assertEquals(WcStatus.LOC_PROT_ERR, wc.status());
             awaitState(loop.a.qp, QpState.ERR);
             assertNoCompletion(loop.b.cq);
+        }
+    }
+
+    @Test
+    void localSgeOfAnotherProtectionDomainIsALocalProtectionError() throws Exception {
+        ProtectionDomain other = opened(device().allocateProtectionDomain());
+        MemoryRegion foreign = opened(other.register(pattern(16, 17)));
+        try (Loopback loop = Loopback.on(device()).open()) {
+            MemoryRegion inbox = loop.b.register(16);
+            loop.b.qp.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
+            loop.a.qp.postSend(SendWorkRequest.send(2, foreign.sge()));
+            WorkCompletion wc = poll(loop.a.cq);
+            assertEquals(2, wc.wrId());
+            assertEquals(WcStatus.LOC_PROT_ERR, wc.status());
+            awaitState(loop.a.qp, QpState.ERR);
+            assertNoCompletion(loop.b.cq);
+        }
+    }
+
+    @Test
+    void rkeyOfAnotherProtectionDomainIsARemoteAccessError() throws Exception {
+        ProtectionDomain other = opened(device().allocateProtectionDomain());
+        MemoryRegion foreign = opened(other.register(pattern(16, 18), EnumSet.allOf(Access.class)));
+        try (Loopback loop = Loopback.on(device()).open()) {
+            MemoryRegion src = loop.a.register(pattern(16, 19));
+            loop.a.qp.postSend(SendWorkRequest.write(1, foreign.address(), foreign.rkey(), src.sge()));
+            WorkCompletion wc = poll(loop.a.cq);
+            assertEquals(1, wc.wrId());
+            assertEquals(WcStatus.REM_ACCESS_ERR, wc.status());
+            awaitState(loop.a.qp, QpState.ERR);
+            awaitState(loop.b.qp, QpState.ERR);
+            assertArrayEquals(patternBytes(16, 18), bytes(foreign.buffer(), 0, 16), "the foreign region changed");
+        }
+    }
+
+    @Test
+    void receiveIntoARegionWithoutLocalWriteIsALocalProtectionError() throws Exception {
+        try (Loopback loop = Loopback.on(device()).open()) {
+            MemoryRegion src = loop.a.register(pattern(16, 20));
+            MemoryRegion readOnly = loop.b.register(pattern(16, 21), Access.REMOTE_READ);
+            loop.b.qp.postReceive(ReceiveWorkRequest.of(1, readOnly.sge()));
+            loop.a.qp.postSend(SendWorkRequest.send(2, src.sge()));
+            WorkCompletion recv = poll(loop.b.cq);
+            assertEquals(1, recv.wrId());
+            assertEquals(WcStatus.LOC_PROT_ERR, recv.status());
+            // the responder's own failure reaches the requester as a remote operational error
+            WorkCompletion send = poll(loop.a.cq);
+            assertEquals(2, send.wrId());
+            assertEquals(WcStatus.REM_OP_ERR, send.status());
+            awaitState(loop.a.qp, QpState.ERR);
+            awaitState(loop.b.qp, QpState.ERR);
+            assertArrayEquals(patternBytes(16, 21), bytes(readOnly.buffer(), 0, 16), "the region was written");
         }
     }
 

@@ -30,6 +30,8 @@ final class SoftRoceLimits implements ExecutionCondition {
             Map.entry("datagramLargerThanTheReceiveIsALocalLengthError", LOCAL_ERRORS),
             Map.entry("localSgeWithABadLkeyIsALocalProtectionError", LOCAL_ERRORS),
             Map.entry("sendWhoseRegionIsDeregisteredWhileItWaitsFailsItsNextTry", LOCAL_ERRORS),
+            Map.entry("localSgeOfAnotherProtectionDomainIsALocalProtectionError", LOCAL_ERRORS),
+            Map.entry("receiveIntoARegionWithoutLocalWriteIsALocalProtectionError", LOCAL_ERRORS),
             Map.entry("receiveShorterThanTheMessageFailsBothSides", LOCAL_ERRORS),
             Map.entry("remoteAccessOutsideTheRegionsRightsFailsBothQps",
                     "rxe raises no QP_ACCESS_ERR async event on the responder of a remote access error"),
