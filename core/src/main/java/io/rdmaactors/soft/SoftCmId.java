@@ -81,6 +81,8 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     private InetSocketAddress remote;
     private volatile SoftQueuePair qp;
     private long psn;
+    /** What the active side connected with, for its QP when the REP comes. */
+    private ConnectionParameters connectParameters;
 
     private ServerSocketChannel server;
     private LinkAcceptor acceptor;
@@ -341,6 +343,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
             throw new InvalidStateException("rdma_connect", "connect needs the id's QP in INIT");
         }
         psn = ThreadLocalRandom.current().nextInt(1 << 24);
+        connectParameters = parameters;
         CmMessage req = new CmMessage(CmMessage.Type.REQ, qp.qpNum(), psn, port.gid, port.portNum, 0,
                 parameters.privateData(), local, remote);
         state = State.CONNECT;
@@ -501,12 +504,18 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
                 parameters.privateData(), local, remote));
     }
 
-    /** Moves the QP to RTS towards the peer described by its REQ or REP, as rdma_cm does. */
+    /**
+     * Moves the QP to RTS towards the peer described by its REQ or REP, as rdma_cm does, with this
+     * side's own parameters. rdma_cm hands each QP some of the peer's instead (the passive QP the
+     * REQ's retry counts, the active QP the REP's rnr_retry_count and resources), but the soft CM's
+     * messages and the TCP link's frames do not carry them: the two agree when both sides ask alike.
+     */
     private void readyQueuePair(CmMessage from, ConnectionParameters parameters) {
         AddressVector path = AddressVector.global(from.gid(), port.portNum);
-        qp.modify(QpAttributes.readyToReceive(path, from.qpn(), (int) from.psn()).pathMtu(SoftDevice.MTU));
+        qp.modify(QpAttributes.readyToReceive(path, from.qpn(), (int) from.psn()).pathMtu(SoftDevice.MTU)
+                .maxDestRdAtomic(parameters.responderResources()));
         qp.modify(QpAttributes.readyToSend((int) psn).timeout(ACK_TIMEOUT).retryCount(parameters.retryCount())
-                .rnrRetry(parameters.rnrRetryCount()));
+                .rnrRetry(parameters.rnrRetryCount()).maxRdAtomic(parameters.initiatorDepth()));
     }
 
     private void releaseListener() {
@@ -556,7 +565,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
                 peer = from;
                 try {
                     qp.connectTo(from == null ? null : from.qp, link);
-                    readyQueuePair(m, ConnectionParameters.of(null));
+                    readyQueuePair(m, connectParameters);
                 } catch (VerbsException e) {
                     state = State.REJECTED;
                     sendToPeer(CmMessage.reject(CmEvent.Rejected.CONSUMER_DEFINED, new byte[0]));

@@ -110,7 +110,10 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
             throw new InvalidRequestException("ibv_req_notify_cq", "the CQ has no completion channel");
         }
         synchronized (this) {
-            armed = solicitedOnly ? Math.max(armed == 1 ? 1 : 0, 2) : 1;
+            // as the kernel does: a solicited-only request does not narrow a next-completion arm
+            if (armed != 1) {
+                armed = solicitedOnly ? 2 : 1;
+            }
         }
     }
 

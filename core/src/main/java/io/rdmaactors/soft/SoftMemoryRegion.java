@@ -63,7 +63,8 @@ final class SoftMemoryRegion extends SoftResource implements MemoryRegion {
 
     /** True when [addr, addr+len) lies inside the region. */
     boolean covers(long addr, long len) {
-        return len >= 0 && addr >= address && addr + len <= address + memory.capacity();
+        // compares offsets, not ends: addr + len wraps past Long.MAX_VALUE
+        return len >= 0 && addr >= address && len <= memory.capacity() && addr - address <= memory.capacity() - len;
     }
 
     /** The bytes [addr, addr+len) where they lie, for a payload read when it is sent. */

@@ -210,6 +210,12 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
             if (!allowed(current, target)) {
                 throw new InvalidStateException("ibv_modify_qp", "no transition " + current + " -> " + target);
             }
+            if (current == QpState.RTS && target == QpState.RTS) {
+                List<String> refused = notModifiableInRts(a);
+                if (!refused.isEmpty()) {
+                    throw new InvalidStateException("ibv_modify_qp", "RTS -> RTS does not take " + refused);
+                }
+            }
             if (target == QpState.ERR || target == QpState.RESET) {
                 // RESET discards the queues on hardware; flushing them first keeps every request accounted for
                 enterError();
@@ -248,6 +254,33 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
             case SQE: return to == QpState.RTS;
             default: return false;
         }
+    }
+
+    /**
+     * The attributes set in {@code a} that RTS to RTS does not take: ib_modify_qp_is_ok allows an RC
+     * QP its access flags, alternate path, migration state and RNR timer, a UD QP its Q_Key.
+     */
+    private List<String> notModifiableInRts(QpAttributes a) {
+        boolean rc = init.type() == QpType.RC;
+        Map<String, Object> set = new LinkedHashMap<>();
+        set.put("port_num", a.portNum());
+        set.put("pkey_index", a.pkeyIndex());
+        set.put("path_mtu", a.pathMtu());
+        set.put("dest_qp_num", a.destQpNum());
+        set.put("rq_psn", a.rqPsn());
+        set.put("sq_psn", a.sqPsn());
+        set.put("max_dest_rd_atomic", a.maxDestRdAtomic());
+        set.put("max_rd_atomic", a.maxRdAtomic());
+        set.put("timeout", a.timeout());
+        set.put("retry_cnt", a.retryCount());
+        set.put("rnr_retry", a.rnrRetry());
+        set.put("ah_attr", a.path());
+        set.put("qkey", rc ? a.qkey() : null);
+        set.put("access_flags", rc ? null : a.accessFlags());
+        set.put("min_rnr_timer", rc ? null : a.minRnrTimer());
+        set.put("alt_path", rc ? null : a.alternatePath());
+        set.put("path_mig_state", rc ? null : a.migrationState());
+        return set.entrySet().stream().filter(e -> e.getValue() != null).map(Map.Entry::getKey).toList();
     }
 
     private void apply(QpState from, QpState to, QpAttributes a) {
@@ -468,13 +501,16 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
                 pending.add(w);
             }
         } finally {
-            // the requests before a refused one stay posted, so they go out (or flush) either way
-            if (state == QpState.ERR) {
-                flushSends();
-            } else {
-                pump();
+            try {
+                // the requests before a refused one stay posted, so they go out (or flush) either way
+                if (state == QpState.ERR) {
+                    flushSends();
+                } else {
+                    pump();
+                }
+            } finally {
+                sendLock.unlock();
             }
-            sendLock.unlock();
         }
     }
 
@@ -727,6 +763,10 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
     private void rewind() {
         SendWqe w;
         while ((w = inflight.pollLast()) != null) {
+            if (!w.wr.has(SendFlag.INLINE)) {
+                // the HCA reads the SGEs again for each try: a region deregistered meanwhile fails it
+                w.payload = null;
+            }
             pending.addFirst(w);
         }
         if (!pending.isEmpty()) {
@@ -891,6 +931,11 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
     }
 
     private Packet execute(Packet p, SendOpcode op) {
+        if ((op == SendOpcode.RDMA_READ || op.isAtomic()) && maxDestRdAtomic == 0) {
+            // no responder resources to hold a read or atomic: rxe NAKs it as an invalid request
+            responderError(AsyncEventType.QP_REQ_ERR);
+            return Packet.errorNak(p.psn(), WcStatus.REM_INV_REQ_ERR.code());
+        }
         switch (op) {
             case SEND:
             case SEND_WITH_IMM: {
@@ -999,8 +1044,11 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
         }
     }
 
-    /** A UD datagram for this QP: dropped unless the Q_Key matches and a receive is posted. */
+    /** A UD datagram for this QP: dropped unless it is a UD QP, the Q_Key matches and a receive is posted. */
     void onDatagram(ByteBuffer data, int immFlag, int immData, int srcQpn, byte[] sgid, byte[] dgid, int qkeyUsed) {
+        if (init.type() != QpType.UD) {
+            return; // a connected QP takes only its own transport's packets
+        }
         recvLock.lock();
         try {
             if (state != QpState.RTR && state != QpState.RTS || qkeyUsed != qkey || !device.ports[portNum - 1].isUp()) {

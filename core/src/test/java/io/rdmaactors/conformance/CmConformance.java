@@ -18,6 +18,7 @@ import io.rdmaactors.verbs.EventChannel;
 import io.rdmaactors.verbs.InvalidRequestException;
 import io.rdmaactors.verbs.MemoryRegion;
 import io.rdmaactors.verbs.PortSpace;
+import io.rdmaactors.verbs.QpAttributes;
 import io.rdmaactors.verbs.QpState;
 import io.rdmaactors.verbs.QpType;
 import io.rdmaactors.verbs.ReceiveWorkRequest;
@@ -239,6 +240,33 @@ public abstract class CmConformance extends FabricConformance {
             assertEquals(loop.a.id.handle(), await(loop.clientEvents, CmEvent.Disconnected.class).id());
             assertEquals(loop.b.id.handle(), await(other, CmEvent.TimewaitExit.class).id());
             assertNull(loop.serverEvents.await(QUIET), "an event on the channel the id left");
+        }
+    }
+
+    @Test
+    void activeQpTakesTheRetryCountsItConnectsWith() throws Exception {
+        // rdma_cm gives the active QP the REP's rnr_retry_count, so the passive side asks for 0 too
+        ConnectionParameters noRetries = new ConnectionParameters(null, 16, 16, 0, 0);
+        try (Loopback loop = Loopback.viaCm(fabric, noRetries, noRetries)) {
+            QpAttributes active = loop.a.qp.query();
+            assertEquals(0, active.retryCount(), "retry_cnt");
+            assertEquals(0, active.rnrRetry(), "rnr_retry");
+            // no receive at the peer and no RNR retry: the first RNR NAK ends the send
+            MemoryRegion src = loop.a.register(8);
+            loop.a.qp.postSend(SendWorkRequest.send(1, src.sge()));
+            WorkCompletion wc = poll(loop.a.cq);
+            assertEquals(1, wc.wrId());
+            assertEquals(WcStatus.RNR_RETRY_EXC_ERR, wc.status());
+        }
+    }
+
+    @Test
+    void passiveQpTakesTheResponderResourcesAndInitiatorDepthItAcceptsWith() throws Exception {
+        ConnectionParameters accept = new ConnectionParameters(null, 0, 2, 7, 7);
+        try (Loopback loop = Loopback.viaCm(fabric, ConnectionParameters.of(null), accept)) {
+            QpAttributes passive = loop.b.qp.query();
+            assertEquals(0, passive.maxDestRdAtomic(), "max_dest_rd_atomic");
+            assertEquals(2, passive.maxRdAtomic(), "max_rd_atomic");
         }
     }
 

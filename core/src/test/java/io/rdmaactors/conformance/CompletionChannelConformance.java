@@ -93,6 +93,17 @@ public abstract class CompletionChannelConformance extends FabricConformance {
     }
 
     @Test
+    void solicitedOnlyArmingKeepsAnEarlierNextCompletionArm() throws Exception {
+        // the kernel narrows an arm only when it is not already for the next completion
+        cq.requestNotify(false);
+        cq.requestNotify(true);
+        send(100);
+        assertSame(cq, channel.await(STEP), "an unsolicited receive did not fire the next-completion arm");
+        cq.ackEvents(1);
+        pollSuccess(cq, 0);
+    }
+
+    @Test
     void solicitedOnlyArmingFiresOnAnErrorCompletion() throws Exception {
         cq.requestNotify(true);
         loop.b.qp.modify(QpAttributes.of().state(QpState.ERR));

@@ -9,15 +9,20 @@ import io.rdmaactors.cm.AsyncEventType;
 import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.MemoryRegion;
+import io.rdmaactors.verbs.ProtectionDomain;
 import io.rdmaactors.verbs.QpAttributes;
 import io.rdmaactors.verbs.QpState;
+import io.rdmaactors.verbs.QueuePair;
 import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.ScatterGatherElement;
 import io.rdmaactors.verbs.SendWorkRequest;
 import io.rdmaactors.verbs.WcStatus;
 import io.rdmaactors.verbs.WorkCompletion;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -62,6 +67,26 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
             pollSuccess(loop.a.cq, 1);
             assertArrayEquals(patternBytes(16, 2), bytes(inbox.buffer(), 0, 16));
             assertEquals(QpState.RTS, loop.a.qp.state());
+        }
+    }
+
+    @Test
+    void sendWhoseRegionIsDeregisteredWhileItWaitsFailsItsNextTry() throws Exception {
+        // B has no receive and A retries RNR forever: the send is outstanding when its region goes
+        try (Loopback loop = Loopback.on(device()).rtr(a -> a.minRnrTimer(FAST_RNR_TIMER))
+                .rts(a -> a.rnrRetry(7)).open()) {
+            MemoryRegion src = loop.a.register(pattern(16, 16));
+            MemoryRegion inbox = loop.b.register(16);
+            loop.a.qp.postSend(SendWorkRequest.send(1, src.sge()));
+            assertNoCompletion(loop.a.cq);
+            // ibv_dereg_mr succeeds: the requester reads the region again on each try, and finds it gone
+            src.close();
+            WorkCompletion wc = poll(loop.a.cq);
+            assertEquals(1, wc.wrId());
+            assertEquals(WcStatus.LOC_PROT_ERR, wc.status());
+            awaitState(loop.a.qp, QpState.ERR);
+            loop.b.qp.postReceive(ReceiveWorkRequest.of(2, inbox.sge()));
+            assertNoCompletion(loop.b.cq);
         }
     }
 
@@ -150,6 +175,58 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
     }
 
     @Test
+    void localSgeOfAnotherProtectionDomainIsALocalProtectionError() throws Exception {
+        ProtectionDomain other = opened(device().allocateProtectionDomain());
+        MemoryRegion foreign = opened(other.register(pattern(16, 17)));
+        try (Loopback loop = Loopback.on(device()).open()) {
+            MemoryRegion inbox = loop.b.register(16);
+            loop.b.qp.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
+            loop.a.qp.postSend(SendWorkRequest.send(2, foreign.sge()));
+            WorkCompletion wc = poll(loop.a.cq);
+            assertEquals(2, wc.wrId());
+            assertEquals(WcStatus.LOC_PROT_ERR, wc.status());
+            awaitState(loop.a.qp, QpState.ERR);
+            assertNoCompletion(loop.b.cq);
+        }
+    }
+
+    @Test
+    void rkeyOfAnotherProtectionDomainIsARemoteAccessError() throws Exception {
+        ProtectionDomain other = opened(device().allocateProtectionDomain());
+        MemoryRegion foreign = opened(other.register(pattern(16, 18), EnumSet.allOf(Access.class)));
+        try (Loopback loop = Loopback.on(device()).open()) {
+            MemoryRegion src = loop.a.register(pattern(16, 19));
+            loop.a.qp.postSend(SendWorkRequest.write(1, foreign.address(), foreign.rkey(), src.sge()));
+            WorkCompletion wc = poll(loop.a.cq);
+            assertEquals(1, wc.wrId());
+            assertEquals(WcStatus.REM_ACCESS_ERR, wc.status());
+            awaitState(loop.a.qp, QpState.ERR);
+            awaitState(loop.b.qp, QpState.ERR);
+            assertArrayEquals(patternBytes(16, 18), bytes(foreign.buffer(), 0, 16), "the foreign region changed");
+        }
+    }
+
+    @Test
+    void receiveIntoARegionWithoutLocalWriteIsALocalProtectionError() throws Exception {
+        try (Loopback loop = Loopback.on(device()).open()) {
+            MemoryRegion src = loop.a.register(pattern(16, 20));
+            MemoryRegion readOnly = loop.b.register(pattern(16, 21), Access.REMOTE_READ);
+            loop.b.qp.postReceive(ReceiveWorkRequest.of(1, readOnly.sge()));
+            loop.a.qp.postSend(SendWorkRequest.send(2, src.sge()));
+            WorkCompletion recv = poll(loop.b.cq);
+            assertEquals(1, recv.wrId());
+            assertEquals(WcStatus.LOC_PROT_ERR, recv.status());
+            // the responder's own failure reaches the requester as a remote operational error
+            WorkCompletion send = poll(loop.a.cq);
+            assertEquals(2, send.wrId());
+            assertEquals(WcStatus.REM_OP_ERR, send.status());
+            awaitState(loop.a.qp, QpState.ERR);
+            awaitState(loop.b.qp, QpState.ERR);
+            assertArrayEquals(patternBytes(16, 21), bytes(readOnly.buffer(), 0, 16), "the region was written");
+        }
+    }
+
+    @Test
     void localSgeOutsideItsRegionIsALocalProtectionError() throws Exception {
         try (Loopback loop = Loopback.on(device()).open()) {
             MemoryRegion src = loop.a.register(pattern(16, 8));
@@ -160,6 +237,87 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
             assertEquals(2, wc.wrId());
             assertEquals(WcStatus.LOC_PROT_ERR, wc.status());
             assertNoCompletion(loop.b.cq);
+        }
+    }
+
+    /**
+     * A range [start, start + length) whose end passes Long.MAX_VALUE: as an unsigned 64-bit range
+     * it lies beyond every region, so verbs refuse it by the key's bounds.
+     */
+    private static final long WRAPPING_START = Long.MAX_VALUE - 7;
+
+    @Test
+    void localSgeWhoseEndWrapsIsALocalProtectionError() throws Exception {
+        try (Loopback loop = Loopback.on(device()).open()) {
+            MemoryRegion src = loop.a.register(pattern(16, 10));
+            MemoryRegion inbox = loop.b.register(16);
+            loop.b.qp.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
+            loop.a.qp.postSend(SendWorkRequest.send(2, new ScatterGatherElement(WRAPPING_START, 16, src.lkey())));
+            WorkCompletion wc = poll(loop.a.cq);
+            assertEquals(2, wc.wrId());
+            assertEquals(WcStatus.LOC_PROT_ERR, wc.status());
+            awaitState(loop.a.qp, QpState.ERR);
+            // neither QP was left locked: another thread still moves both to ERR
+            enterErrFromAnotherThread(loop.a.qp);
+            enterErrFromAnotherThread(loop.b.qp);
+            WorkCompletion flushed = poll(loop.b.cq);
+            assertEquals(1, flushed.wrId());
+            assertEquals(WcStatus.WR_FLUSH_ERR, flushed.status(), "the receive was consumed");
+        }
+    }
+
+    /** A lock the posting thread kept would make this hang, not pass: a lock is reentrant. */
+    private static void enterErrFromAnotherThread(QueuePair qp) throws Exception {
+        CompletableFuture.runAsync(() -> qp.modify(QpAttributes.of().state(QpState.ERR)))
+                .get(STEP.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** Remote operations that name a range of the responder's memory. */
+    enum RemoteOperation {
+        WRITE, READ, ATOMIC
+    }
+
+    @ParameterizedTest
+    @EnumSource(RemoteOperation.class)
+    void remoteRangeWhoseEndWrapsIsARemoteAccessError(RemoteOperation operation) throws Exception {
+        try (Loopback loop = Loopback.on(device()).open()) {
+            MemoryRegion local = loop.a.register(pattern(16, 12));
+            MemoryRegion target = loop.b.register(pattern(16, 13), Access.values());
+            loop.a.qp.postSend(switch (operation) {
+                case WRITE -> SendWorkRequest.write(1, WRAPPING_START, target.rkey(), local.sge());
+                case READ -> SendWorkRequest.read(1, WRAPPING_START, target.rkey(), local.sge());
+                case ATOMIC -> SendWorkRequest.fetchAdd(1, WRAPPING_START, target.rkey(), 1, local.sge(0, 8));
+            });
+            WorkCompletion wc = poll(loop.a.cq);
+            assertEquals(1, wc.wrId());
+            assertEquals(WcStatus.REM_ACCESS_ERR, wc.status(), operation.name());
+            awaitState(loop.a.qp, QpState.ERR);
+            awaitState(loop.b.qp, QpState.ERR);
+            // neither QP was left locked: another thread still moves both to ERR
+            enterErrFromAnotherThread(loop.a.qp);
+            enterErrFromAnotherThread(loop.b.qp);
+            assertArrayEquals(patternBytes(16, 13), bytes(target.buffer(), 0, 16), "the target changed");
+            assertArrayEquals(patternBytes(16, 12), bytes(local.buffer(), 0, 16), "the local buffer changed");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = RemoteOperation.class, names = {"READ", "ATOMIC"})
+    void readOrAtomicToAResponderWithoutResourcesIsAnInvalidRequest(RemoteOperation operation) throws Exception {
+        // max_dest_rd_atomic 0: the responder keeps no state for a read or atomic, so it takes none
+        try (Loopback loop = Loopback.on(device()).rtr(a -> a.maxDestRdAtomic(0)).open()) {
+            MemoryRegion local = loop.a.register(pattern(16, 14));
+            MemoryRegion target = loop.b.register(pattern(16, 15), Access.values());
+            loop.a.qp.postSend(operation == RemoteOperation.READ
+                    ? SendWorkRequest.read(1, target.address(), target.rkey(), local.sge())
+                    : SendWorkRequest.fetchAdd(1, target.address(), target.rkey(), 1, local.sge(0, 8)));
+            WorkCompletion wc = poll(loop.a.cq);
+            assertEquals(1, wc.wrId());
+            assertEquals(WcStatus.REM_INV_REQ_ERR, wc.status(), operation.name());
+            awaitState(loop.a.qp, QpState.ERR);
+            awaitState(loop.b.qp, QpState.ERR);
+            assertArrayEquals(patternBytes(16, 15), bytes(target.buffer(), 0, 16), "the target changed");
+            assertArrayEquals(patternBytes(16, 14), bytes(local.buffer(), 0, 16), "the local buffer changed");
         }
     }
 

@@ -23,6 +23,7 @@ import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.ResourceBusyException;
 import io.rdmaactors.verbs.ResourceClosedException;
 import io.rdmaactors.verbs.ResourceKind;
+import io.rdmaactors.verbs.ScatterGatherElement;
 import io.rdmaactors.verbs.SendWorkRequest;
 import io.rdmaactors.verbs.WcStatus;
 import io.rdmaactors.verbs.WorkCompletion;
@@ -89,6 +90,57 @@ public abstract class QueuePairConformance extends FabricConformance {
             assertThrows(InvalidStateException.class, () -> qp.modify(QpAttributes.readyToSend(0)));
             assertEquals(QpState.ERR, qp.state());
         }
+    }
+
+    @Test
+    void rtsToRtsRefusesWhatOnlyRtrTakes() {
+        try (Loopback loop = Loopback.on(device()).open()) {
+            QueuePair qp = loop.a.qp;
+            QpAttributes before = qp.query();
+            for (QpAttributes refused : List.of(
+                    QpAttributes.of().state(QpState.RTS).destQpNum(before.destQpNum() + 1),
+                    QpAttributes.of().state(QpState.RTS).pathMtu(256),
+                    QpAttributes.of().state(QpState.RTS).rqPsn(before.rqPsn() + 1))) {
+                assertThrows(InvalidStateException.class, () -> qp.modify(refused));
+            }
+            QpAttributes after = qp.query();
+            assertEquals(QpState.RTS, after.state());
+            assertEquals(before.destQpNum(), after.destQpNum());
+            assertEquals(before.pathMtu(), after.pathMtu());
+            // what RTS to RTS does take still goes through
+            qp.modify(QpAttributes.of().state(QpState.RTS).minRnrTimer(1));
+            assertEquals(1, qp.query().minRnrTimer());
+        }
+    }
+
+    @Test
+    void moreSgesThanTheQpTakesAreRefusedAtPost() {
+        try (Loopback loop = Loopback.on(device()).open()) {
+            int sendSges = loop.a.qp.initAttributes().maxSendSge();
+            int recvSges = loop.a.qp.initAttributes().maxRecvSge();
+            MemoryRegion src = loop.a.register(pattern(sendSges + 1, 4));
+            MemoryRegion inbox = loop.b.register(recvSges + 1);
+            assertRefused(InvalidRequestException.class, 0,
+                    () -> loop.a.qp.postSend(SendWorkRequest.send(1, bytewise(src, sendSges + 1))));
+            assertRefused(InvalidRequestException.class, 0,
+                    () -> loop.b.qp.postReceive(ReceiveWorkRequest.of(2, bytewise(inbox, recvSges + 1))));
+            assertNoCompletion(loop.a.cq);
+            assertNoCompletion(loop.b.cq);
+            // as many as the QP takes go through
+            loop.b.qp.postReceive(ReceiveWorkRequest.of(3, bytewise(inbox, recvSges)));
+            loop.a.qp.postSend(SendWorkRequest.send(4, bytewise(src, Math.min(sendSges, recvSges))));
+            pollSuccess(loop.a.cq, 4);
+            pollSuccess(loop.b.cq, 3);
+        }
+    }
+
+    /** One SGE per byte of the region's first {@code count} bytes. */
+    private static ScatterGatherElement[] bytewise(MemoryRegion mr, int count) {
+        ScatterGatherElement[] sges = new ScatterGatherElement[count];
+        for (int i = 0; i < count; i++) {
+            sges[i] = mr.sge(i, 1);
+        }
+        return sges;
     }
 
     @Test

@@ -36,8 +36,12 @@ public abstract class UdMulticastConformance extends FabricConformance {
     private static final int MULTICAST_QPN = 0xFFFFFF;
 
     private QueuePair udQueuePair(ProtectionDomain pd, CompletionQueue cq) {
+        return udQueuePair(pd, cq, QKEY);
+    }
+
+    private QueuePair udQueuePair(ProtectionDomain pd, CompletionQueue cq, int qkey) {
         QueuePair qp = opened(pd.createQueuePair(QpInitAttributes.ud(cq, 8, 8)));
-        qp.modify(QpAttributes.of().state(QpState.INIT).portNum(Loopback.PORT).pkeyIndex(0).qkey(QKEY));
+        qp.modify(QpAttributes.of().state(QpState.INIT).portNum(Loopback.PORT).pkeyIndex(0).qkey(qkey));
         qp.modify(QpAttributes.of().state(QpState.RTR));
         qp.modify(QpAttributes.of().state(QpState.RTS).sqPsn(0));
         return qp;
@@ -82,6 +86,53 @@ public abstract class UdMulticastConformance extends FabricConformance {
     @Test
     void datagramLargerThanTheReceiveIsALocalLengthError() {
         assertEquals(WcStatus.LOC_LEN_ERR, datagram(32, GRH + 16).recv().status());
+    }
+
+    @Test
+    void datagramWithAnotherQkeyIsDropped() {
+        ProtectionDomain pd = opened(device().allocateProtectionDomain());
+        CompletionQueue cq = opened(device().createCompletionQueue(16, null));
+        QueuePair sender = udQueuePair(pd, cq);
+        QueuePair receiver = udQueuePair(pd, cq);
+        AddressHandle ah = opened(pd.createAddressHandle(
+                AddressVector.global(device().queryPort(Loopback.PORT).gid(0), Loopback.PORT)));
+        MemoryRegion src = opened(pd.register(pattern(16, 2)));
+        MemoryRegion inbox = opened(pd.register(ByteBuffer.allocateDirect(GRH + 16)));
+        receiver.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
+        sender.postSend(SendWorkRequest.send(2, src.sge()).to(ah, receiver.qpNum(), QKEY + 1));
+        // UD is unreliable: the send completes whether or not the datagram was taken
+        pollSuccess(cq, 2);
+        assertNoCompletion(cq);
+        sender.postSend(SendWorkRequest.send(3, src.sge()).to(ah, receiver.qpNum(), QKEY));
+        List<WorkCompletion> done = poll(cq, 2);
+        done.forEach(wc -> assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString()));
+        assertEquals(List.of(1L, 3L), done.stream().map(WorkCompletion::wrId).sorted().toList(),
+                "the receive waited for a datagram with its Q_Key");
+    }
+
+    @Test
+    void datagramToAnRcQpIsDropped() throws Exception {
+        try (Loopback loop = Loopback.on(device()).open()) {
+            ProtectionDomain pd = opened(device().allocateProtectionDomain());
+            CompletionQueue cq = opened(device().createCompletionQueue(16, null));
+            // an RC QP's Q_Key is 0: a datagram with Q_Key 0 passes every check but the QP type's
+            QueuePair sender = udQueuePair(pd, cq, 0);
+            AddressHandle ah = opened(pd.createAddressHandle(
+                    AddressVector.global(device().queryPort(Loopback.PORT).gid(0), Loopback.PORT)));
+            MemoryRegion datagram = opened(pd.register(pattern(16, 3)));
+            MemoryRegion inbox = loop.b.register(GRH + 16);
+            loop.b.qp.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
+            sender.postSend(SendWorkRequest.send(2, datagram.sge()).to(ah, loop.b.qp.qpNum(), 0));
+            pollSuccess(cq, 2);
+            assertNoCompletion(loop.b.cq);
+            assertEquals(QpState.RTS, loop.b.qp.state());
+            // the receive is still there for the RC peer's message
+            MemoryRegion message = loop.a.register(pattern(16, 4));
+            loop.a.qp.postSend(SendWorkRequest.send(3, message.sge()));
+            assertEquals(16, pollSuccess(loop.b.cq, 1).byteLen());
+            pollSuccess(loop.a.cq, 3);
+            assertArrayEquals(patternBytes(16, 4), bytes(inbox.buffer(), 0, 16));
+        }
     }
 
     /** A UDP port space id that resolved the group, with a UD QP and receives posted. */
