@@ -24,9 +24,14 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
  */
 final class ClosedConnections {
 
-    /** How many stopped connections are remembered, and how many early dead letters wait. */
+    /** How many stopped connections are remembered. */
     private static final int REMEMBERED = 16_384;
-    private static final int WAITING = 1_024;
+    /**
+     * How many early dead letters wait for their tombstone: a manager restart stops every
+     * connection at once, and each may have a write queue's worth of commands on the way (a bound
+     * of 1,024 lost answers with 200 connections).
+     */
+    private static final int WAITING = 1 << 18;
 
     interface Command {
     }
