@@ -92,7 +92,7 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
         this.devices = devices;
         this.channel = channel;
         ActorRef<Command> self = ctx.getSelf();
-        this.pump = EventPump.start("rdma-cm-" + ctx.getSelf().path().name(), channel,
+        this.pump = EventPump.start(RdmaManager.threadPrefix(ctx.getSystem()) + "cm", channel,
                 e -> self.tell(new Pumped(e)), CmEvent.ChannelFailed::new);
     }
 

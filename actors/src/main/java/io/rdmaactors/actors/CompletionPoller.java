@@ -35,11 +35,13 @@ final class CompletionPoller implements AutoCloseable {
     private final Waiter[] waiters;
     private final AtomicInteger next = new AtomicInteger();
 
-    CompletionPoller(Device device, int threads) {
+    /** @param threadPrefix what its threads' names start with, {@link RdmaManager#threadPrefix} */
+    CompletionPoller(Device device, int threads, String threadPrefix) {
         this.waiters = new Waiter[threads];
         try {
             for (int i = 0; i < threads; i++) {
-                waiters[i] = new Waiter(device.createCompletionChannel(), "rdma-poll-" + device.name() + "-" + i);
+                waiters[i] = new Waiter(device.createCompletionChannel(),
+                        threadPrefix + "poll-" + device.name() + "-" + i);
             }
         } catch (RuntimeException e) {
             close();

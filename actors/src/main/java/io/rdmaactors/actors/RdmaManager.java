@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
 import org.apache.pekko.actor.typed.Props;
@@ -38,7 +39,9 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
             }
             Fabric fabric;
             try {
-                fabric = Fabric.open(settings.fabric(), settings.fabricOptions());
+                Map<String, String> options = new HashMap<>(settings.fabricOptions());
+                options.putIfAbsent(THREADS_PREFIX_OPTION, threadPrefix(ctx.getSystem()));
+                fabric = Fabric.open(settings.fabric(), options);
             } catch (RuntimeException e) {
                 ctx.getLog().error("rdma-actors cannot open the {} fabric", settings.fabric(), e);
                 return unavailable(e);
@@ -47,6 +50,17 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
             previous.set(manager);
             return manager;
         })).onFailure(SupervisorStrategy.restart());
+    }
+
+    /** The fabric option that starts the names of a fabric's own threads (the soft fabric's I/O and timer). */
+    static final String THREADS_PREFIX_OPTION = "threads.prefix";
+
+    /**
+     * What the names of every thread rdma-actors starts for {@code system} begin with: pumps,
+     * pollers and the fabric's own, so that two systems in one JVM tell their threads apart.
+     */
+    static String threadPrefix(ActorSystem<?> system) {
+        return "rdma-" + system.name() + "-";
     }
 
     /** Without a fabric every command fails at once, saying why, rather than going to dead letters. */
@@ -75,7 +89,8 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
         Map<String, ActorRef<DeviceActor.Command>> devices = new HashMap<>();
         try {
             for (Device device : fabric.devices()) {
-                pollers.put(device.name(), new CompletionPoller(device, settings.completionPollers()));
+                pollers.put(device.name(), new CompletionPoller(device, settings.completionPollers(),
+                        threadPrefix(ctx.getSystem())));
                 devices.put(device.name(), ctx.spawn(DeviceActor.create(device), "device-" + device.name(), props));
             }
         } catch (RuntimeException e) {

@@ -44,6 +44,8 @@ public final class SoftFabric implements Fabric {
     static final int MULTICAST_QPN = 0xFFFFFF;
 
     final String id = "soft-" + INSTANCES.incrementAndGet();
+    /** What its threads' names start with before its id (option {@code threads.prefix}). */
+    final String threadsPrefix;
     final long cmTimeoutMs;
     final long timewaitMs;
     /** False with option {@code transport=tcp}: ids of one JVM meet over a link too, as between processes. */
@@ -65,6 +67,7 @@ public final class SoftFabric implements Fabric {
         }
         this.cmTimeoutMs = Long.parseLong(options.getOrDefault("cm.timeout.ms", "2000"));
         this.timewaitMs = Long.parseLong(options.getOrDefault("cm.timewait.ms", "50"));
+        this.threadsPrefix = options.getOrDefault("threads.prefix", "rdma-");
         this.links = new TcpLinks(this, options);
         String transport = options.getOrDefault("transport", "auto");
         if (!transport.equals("auto") && !transport.equals("tcp")) {
@@ -72,7 +75,7 @@ public final class SoftFabric implements Fabric {
         }
         this.localTransport = transport.equals("auto");
         this.timer = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, "rdma-" + id + "-timer");
+            Thread t = new Thread(r, threadsPrefix + id + "-timer");
             t.setDaemon(true);
             return t;
         });

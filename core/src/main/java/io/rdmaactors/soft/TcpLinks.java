@@ -80,7 +80,7 @@ final class TcpLinks {
                 }
                 LinkSelector[] started = new LinkSelector[threads];
                 for (int i = 0; i < threads; i++) {
-                    started[i] = new LinkSelector("rdma-" + fabric.id + "-io-" + i);
+                    started[i] = new LinkSelector(fabric.threadsPrefix + fabric.id + "-io-" + i);
                 }
                 selectors = started;
             }

@@ -5,16 +5,19 @@ import com.typesafe.config.ConfigFactory;
 import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
 import io.rdmaactors.verbs.CmId;
+import io.rdmaactors.verbs.Device;
 import io.rdmaactors.verbs.Fabric;
 import io.rdmaactors.verbs.FaultInjector;
 import io.rdmaactors.verbs.ResourceKind;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes;
@@ -51,6 +54,8 @@ public final class RdmaTestKit implements AutoCloseable {
                        RdmaProtocol.Connected clientConnected, RdmaProtocol.Connected serverConnected) {
     }
 
+    private static final AtomicInteger KITS = new AtomicInteger();
+
     private final ActorTestKit testKit;
     /** The manager's fabric as last asked: a restarted manager opens a new one. */
     private volatile Fabric fabric;
@@ -62,10 +67,14 @@ public final class RdmaTestKit implements AutoCloseable {
         this.baseline = fabric().ledger().snapshot();
     }
 
-    /** A test kit whose configuration is {@code config} over the defaults (e.g. queue depths). */
+    /**
+     * A test kit whose configuration is {@code config} over the defaults (e.g. queue depths). Its
+     * actor system has a name of its own, as do the threads rdma-actors starts for it, so kits
+     * may run side by side in one JVM and each checks only its own threads and fabric.
+     */
     public static RdmaTestKit create(String config) {
         Config merged = ConfigFactory.parseString(config).withFallback(ConfigFactory.load());
-        return new RdmaTestKit(ActorTestKit.create(merged));
+        return new RdmaTestKit(ActorTestKit.create("RdmaTestKit-" + KITS.incrementAndGet(), merged));
     }
 
     public static RdmaTestKit create() {
@@ -127,6 +136,46 @@ public final class RdmaTestKit implements AutoCloseable {
     /** The connection's next post fails with {@code errno}, as a device would refuse it. */
     public void failNextPost(RdmaProtocol.Connected connection, int errno) {
         faults().failNextPost(cmId(connection).queuePair(), errno);
+    }
+
+    /**
+     * Cuts the device port that owns {@code address} (a Listening's or a Connected's local
+     * address, say): what it carries is lost until {@link #restorePort}, and a connection with an
+     * alternate path migrates.
+     */
+    public void cutPort(InetSocketAddress address) {
+        DevicePort p = portOf(address);
+        faults().cutPort(p.device(), p.port());
+    }
+
+    public void restorePort(InetSocketAddress address) {
+        DevicePort p = portOf(address);
+        faults().restorePort(p.device(), p.port());
+    }
+
+    /** Removes the device that owns {@code address}, as a hot unplug: everything on it ends in error. */
+    public void removeDevice(InetSocketAddress address) {
+        faults().removeDevice(portOf(address).device());
+    }
+
+    private record DevicePort(Device device, int port) {
+    }
+
+    /** The port whose GID 0 is {@code address}'s IPv4-mapped GID, as RoCE and the soft fabric number them. */
+    private DevicePort portOf(InetSocketAddress address) {
+        byte[] ip = address.getAddress().getAddress();
+        byte[] gid = new byte[16];
+        gid[10] = (byte) 0xff;
+        gid[11] = (byte) 0xff;
+        System.arraycopy(ip, 0, gid, 12, 4);
+        for (Device device : fabric().devices()) {
+            for (int p = 1; p <= device.query().physicalPortCount(); p++) {
+                if (Arrays.equals(gid, device.queryPort(p).gid(0))) {
+                    return new DevicePort(device, p);
+                }
+            }
+        }
+        throw new IllegalArgumentException("no device port owns " + address.getAddress().getHostAddress());
     }
 
     private CmId cmId(RdmaProtocol.Connected connection) {
@@ -207,10 +256,10 @@ public final class RdmaTestKit implements AutoCloseable {
         Fabric last = fabric;
         testKit.shutdownTestKit();
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        List<String> alive = frameworkThreads();
+        List<String> alive = threads();
         while (!alive.isEmpty() && System.nanoTime() < deadline) {
             sleep(20);
-            alive = frameworkThreads();
+            alive = threads();
         }
         if (!alive.isEmpty()) {
             throw new AssertionError("rdma-actors threads outlived the actor system: " + alive);
@@ -220,10 +269,11 @@ public final class RdmaTestKit implements AutoCloseable {
         }
     }
 
-    /** Live threads that rdma-actors started: pumps, fabric timers, links, listeners. */
-    public static List<String> frameworkThreads() {
+    /** Live threads that rdma-actors started for this kit: pumps, pollers, the fabric's I/O and timer. */
+    public List<String> threads() {
+        String prefix = "rdma-" + testKit.system().name() + "-";
         return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
-                .filter(n -> n.startsWith("rdma-")).collect(Collectors.toList());
+                .filter(n -> n.startsWith(prefix)).sorted().collect(Collectors.toList());
     }
 
     private static void sleep(long millis) {

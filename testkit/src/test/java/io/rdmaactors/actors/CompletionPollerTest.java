@@ -41,10 +41,10 @@ class CompletionPollerTest {
         kit = RdmaTestKit.create(SMALL);
         RdmaTestKit.Listener listener = kit.listen(600);
         List<RdmaTestKit.Pair> pairs = connect(listener, 10);
-        List<String> withTen = RdmaTestKit.frameworkThreads();
+        List<String> withTen = kit.threads();
         pairs.addAll(connect(listener, 490));
         exchangeOneMessageEach(pairs);
-        List<String> withFiveHundred = RdmaTestKit.frameworkThreads();
+        List<String> withFiveHundred = kit.threads();
         assertEquals(withTen.size(), withFiveHundred.size(),
                 "rdma-actors threads with 10 connections " + withTen + ", with 500 " + withFiveHundred);
         long verbsCalls = Thread.getAllStackTraces().keySet().stream()

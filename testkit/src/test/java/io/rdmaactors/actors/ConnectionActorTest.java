@@ -312,7 +312,7 @@ class ConnectionActorTest {
         RdmaTestKit.Listener listener = kit.listen(8);
         RdmaTestKit.Pair a = kit.connect(listener);
         RdmaTestKit.Pair b = kit.connect(listener);
-        kit.faults().removeDevice(kit.fabric().devices().get(0));
+        kit.removeDevice(listener.address());
         for (TestProbe<ConnectionEvent> events : List.of(a.clientEvents(), a.serverEvents(), b.clientEvents(),
                 b.serverEvents())) {
             RdmaProtocol.Disconnected d = events.expectMessageClass(RdmaProtocol.Disconnected.class, WAIT);

@@ -85,7 +85,7 @@ class SupervisionTest {
         internal("/system/rdma-manager/device-soft0").tell(new DeviceActor.RegisterSrq(1, null), ActorRef.noSender());
         pair.client().tell(new RdmaProtocol.LoadAlternatePath(new InetSocketAddress("127.0.0.2", 0), 2));
         pair.clientEvents().expectMessageClass(RdmaProtocol.AlternatePathLoaded.class, WAIT);
-        kit.faults().cutPort(kit.fabric().device("soft0"), 1);
+        kit.cutPort(pair.clientConnected().local());
         pair.client().tell(RdmaProtocol.Send.of(new byte[] {1}, 1));
         // PATH_MIG reaches the connection through the restarted device actor
         pair.clientEvents().fishForMessage(WAIT, e -> e instanceof RdmaProtocol.PathMigrated

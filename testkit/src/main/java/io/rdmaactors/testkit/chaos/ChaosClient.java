@@ -127,7 +127,9 @@ final class ChaosClient extends AbstractBehavior<Object> {
                 })
                 .onMessage(Tick.class, t -> fill())
                 .onMessage(Reconnect.class, r -> {
-                    if (!stopping) {
+                    if (stopping) {
+                        slot.done(); // stopped between two attempts
+                    } else {
                         connect();
                     }
                     return this;
