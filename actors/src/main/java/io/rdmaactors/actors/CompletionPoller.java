@@ -167,6 +167,17 @@ final class CompletionPoller implements AutoCloseable {
             this.channel = channel;
             this.thread = new Thread(this::run, name);
             thread.setDaemon(true);
+            channel.deliverTo(this::deliver);
+        }
+
+        private void deliver(CompletionQueue fired) {
+            Subscription s = subscriptions.get(fired);
+            if (s != null) {
+                s.received.incrementAndGet();
+                s.notify.run();
+            } else {
+                ackStray(fired);
+            }
         }
 
         Subscription subscribe(CompletionQueue cq) {

@@ -6,6 +6,7 @@ import io.rdmaactors.verbs.ResourceBusyException;
 import io.rdmaactors.verbs.ResourceKind;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 final class SoftCompletionChannel extends SoftResource implements CompletionChannel {
 
@@ -18,8 +19,23 @@ final class SoftCompletionChannel extends SoftResource implements CompletionChan
         this.device = device;
     }
 
+    /** Set once, before any CQ uses the channel: events go to it, not to {@link #await}. */
+    private volatile Consumer<CompletionQueue> handler;
+
     void fire(SoftCompletionQueue cq) {
-        events.post(cq);
+        Consumer<CompletionQueue> h = handler;
+        if (h == null) {
+            events.post(cq);
+        } else {
+            cq.eventDelivered();
+            h.accept(cq);
+        }
+    }
+
+    @Override
+    public boolean deliverTo(Consumer<CompletionQueue> handler) {
+        this.handler = handler;
+        return true;
     }
 
     @Override

@@ -14,6 +14,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -135,6 +136,23 @@ class CompletionPollerTest {
         Thread.sleep(1_500); // three times the wait slice the pumps once woke up after
         assertEquals(polls, CompletionPoller.wakeUps(), "completion poller wake-ups while idle");
         assertEquals(pumps, EventPump.wakeUps(), "CM and async event pump wake-ups while idle");
+        pairs.forEach(p -> kit.close(p));
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void onTheSoftFabricCompletionsReachTheirActorWithNoPollerThreadWaking() {
+        kit = RdmaTestKit.create(SMALL + "rdma-actors.completion-spin = 0");
+        Assumptions.assumeTrue(kit.fabric().provider().equals("soft"), "rdma-core's events come from the kernel");
+        RdmaTestKit.Listener listener = kit.listen(20);
+        List<RdmaTestKit.Pair> pairs = connect(listener, 10);
+        long polls = CompletionPoller.wakeUps();
+        for (int round = 0; round < 5; round++) {
+            exchangeOneMessageEach(pairs);
+        }
+        assertEquals(polls, CompletionPoller.wakeUps(),
+                "the fabric that raised each completion handed it to the poller's routing itself");
         pairs.forEach(p -> kit.close(p));
         kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
