@@ -202,13 +202,7 @@ final class CompletionPoller implements AutoCloseable {
                 }
                 WAKE_UPS.increment();
                 if (fired != null) {
-                    Subscription s = subscriptions.get(fired);
-                    if (s != null) {
-                        s.received.incrementAndGet();
-                        s.notify.run();
-                    } else {
-                        ackStray(fired);
-                    }
+                    deliver(fired);
                 }
                 retireAll();
             }

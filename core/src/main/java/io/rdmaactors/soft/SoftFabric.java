@@ -210,13 +210,21 @@ public final class SoftFabric implements Fabric {
     }
 
     List<SoftCmId> cmIds() {
-        List<SoftCmId> ids = new ArrayList<>();
+        return live(SoftCmId.class);
+    }
+
+    List<SoftEventChannel> eventChannels() {
+        return live(SoftEventChannel.class);
+    }
+
+    private <T extends SoftResource> List<T> live(Class<T> kind) {
+        List<T> found = new ArrayList<>();
         for (SoftResource r : live) {
-            if (r instanceof SoftCmId id) {
-                ids.add(id);
+            if (kind.isInstance(r)) {
+                found.add(kind.cast(r));
             }
         }
-        return ids;
+        return found;
     }
 
     List<SoftDevice> softDevices() {

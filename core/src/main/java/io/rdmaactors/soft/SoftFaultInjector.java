@@ -67,6 +67,11 @@ final class SoftFaultInjector implements FaultInjector {
     }
 
     @Override
+    public void delayNextEvent(CmEventType type, Duration delay) {
+        fabric.eventChannels().forEach(c -> c.delayNext(type, delay));
+    }
+
+    @Override
     public void removeDevice(Device device) {
         SoftDevice d = soft(device);
         d.markRemoved();

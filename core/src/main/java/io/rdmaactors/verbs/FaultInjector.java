@@ -29,6 +29,9 @@ public interface FaultInjector {
     /** The next CM event of this type on this channel arrives {@code delay} late. */
     void delayNextEvent(EventChannel channel, CmEventType type, Duration delay);
 
+    /** The next CM event of this type on each event channel of the fabric arrives {@code delay} late. */
+    void delayNextEvent(CmEventType type, Duration delay);
+
     /** Removes the device: DEVICE_REMOVAL on its CM ids, DEVICE_FATAL, every QP to ERR. */
     void removeDevice(Device device);
 

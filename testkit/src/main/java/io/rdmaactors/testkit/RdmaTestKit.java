@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
+import io.rdmaactors.cm.CmEventType;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.Device;
 import io.rdmaactors.verbs.Fabric;
@@ -156,6 +157,14 @@ public final class RdmaTestKit implements AutoCloseable {
     /** Removes the device that owns {@code address}, as a hot unplug: everything on it ends in error. */
     public void removeDevice(InetSocketAddress address) {
         faults().removeDevice(portOf(address).device());
+    }
+
+    /**
+     * The next CM event of {@code type} the manager hears comes {@code delay} late: a slow or
+     * lossy CM path, as a connect timeout or a late request meets it.
+     */
+    public void delayNextCmEvent(CmEventType type, Duration delay) {
+        faults().delayNextEvent(type, delay);
     }
 
     private record DevicePort(Device device, int port) {

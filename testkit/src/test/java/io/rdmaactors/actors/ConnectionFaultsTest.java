@@ -6,10 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
+import io.rdmaactors.cm.CmEventType;
 import io.rdmaactors.testkit.RdmaTestKit;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.Set;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -70,6 +73,45 @@ class ConnectionFaultsTest {
         pair.client().tell(RdmaProtocol.Send.of(new byte[] {2}, "carried"));
         assertEquals("carried", pair.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT).token());
         kit.close(pair);
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void aConnectRequestDelayedPastTheConnectTimeoutFailsTheConnectAndTheLateRequestLeaksNothing() {
+        RdmaTestKit.Listener listener = kit.listen(4);
+        kit.delayNextCmEvent(CmEventType.CONNECT_REQUEST, Duration.ofSeconds(2));
+        TestProbe<ConnectionEvent> client = kit.probe();
+        kit.manager().tell(RdmaProtocol.Connect.to(listener.address(), client.getRef())
+                .withTimeout(Duration.ofMillis(500)));
+        assertInstanceOf(RdmaProtocol.TimedOut.class,
+                client.expectMessageClass(RdmaProtocol.ConnectFailed.class, WAIT).reason());
+        // the request still comes, late, for a connect that is gone: refusing it ends it
+        RdmaProtocol.ConnectionRequested late = listener.events()
+                .expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
+        late.connection().tell(new RdmaProtocol.Reject(null));
+        client.expectNoMessage(Duration.ofMillis(200));
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void aCutPortLosesWhatItCarriesUntilRestored() {
+        RdmaTestKit.Listener listener = kit.listen(4);
+        RdmaTestKit.Pair pair = kit.connect(listener);
+        kit.cutPort(pair.clientConnected().local());
+        pair.client().tell(RdmaProtocol.Send.of(new byte[] {1}, "lost"));
+        // with the port down the transport retries run out: the Send fails and the connection ends
+        RdmaProtocol.CommandFailed failed = pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class,
+                Duration.ofSeconds(30));
+        assertEquals("lost", ((RdmaProtocol.Send) failed.command()).ack());
+        RdmaTestKit.awaitDisconnected(pair.clientEvents());
+        kit.restorePort(pair.clientConnected().local());
+        RdmaTestKit.Pair again = kit.connect(listener);
+        again.client().tell(RdmaProtocol.Send.of(new byte[] {2}, "after"));
+        again.clientEvents().expectMessage(WAIT, new RdmaProtocol.Acked("after"));
+        pair.server().tell(new RdmaProtocol.Abort());
+        kit.close(again);
         kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }

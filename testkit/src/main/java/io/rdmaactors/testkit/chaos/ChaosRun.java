@@ -3,6 +3,7 @@ package io.rdmaactors.testkit.chaos;
 import io.rdmaactors.actors.RdmaProtocol;
 import io.rdmaactors.testkit.RdmaTestKit;
 import io.rdmaactors.verbs.VerbsException;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,6 +12,7 @@ import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.apache.pekko.actor.typed.ActorRef;
 
 /**
@@ -92,28 +94,86 @@ public final class ChaosRun {
     private static final String[] FAULTS = {"kill-peer", "drop-connection", "fail-next-post", "client-abort",
             "server-abort", "handler-crash"};
 
+    /**
+     * A chaos server: a listener whose every connection gets an agent that exports a region for
+     * the client's Writes, Reads and atomics and echoes its Sends; for clients in other processes.
+     */
+    public static final class Server {
+        private final RdmaTestKit kit;
+        private final AtomicReference<RdmaProtocol.Listening> listening = new AtomicReference<>();
+        private final Map<String, RdmaProtocol.Connected> connections = new ConcurrentHashMap<>();
+
+        private Server(RdmaTestKit kit) {
+            this.kit = kit;
+        }
+
+        /** Listens on {@code port} of the kit's address (0: any free one) and serves. */
+        public static Server start(RdmaTestKit kit, int port, String name) throws InterruptedException {
+            Server server = new Server(kit);
+            ActorRef<RdmaProtocol.ListenerEvent> handler = kit.testKit().spawn(
+                    ChaosListener.create(server.listening, server.connections), name);
+            kit.manager().tell(new RdmaProtocol.Listen(kit.address(port), handler, 1024));
+            await(() -> server.listening.get() != null, RdmaTestKit.STEP);
+            if (server.listening.get() == null) {
+                throw new IllegalStateException("the chaos listener did not bind " + kit.address(port));
+            }
+            return server;
+        }
+
+        public InetSocketAddress address() {
+            return listening.get().localAddress();
+        }
+
+        /** Connections it serves now. */
+        public int connections() {
+            return connections.size();
+        }
+
+        public void unbind() {
+            listening.get().listener().tell(new RdmaProtocol.Unbind());
+        }
+    }
+
     private final RdmaTestKit kit;
     private final Settings settings;
     private final Random random;
+    /** Where clients connect: this run's own server, or a server in another process. */
+    private final Supplier<InetSocketAddress> target;
+    /** Whether the server is this run's own: then faults hit its side too, and the manager may restart. */
+    private final boolean local;
     private final ChaosLedger ledger = new ChaosLedger();
-    private final AtomicReference<RdmaProtocol.Listening> listening = new AtomicReference<>();
-    private final Map<String, RdmaProtocol.Connected> servers = new ConcurrentHashMap<>();
+    private Server server;
     private final List<Slot> slots = new ArrayList<>();
     private int spawned;
 
-    private ChaosRun(RdmaTestKit kit, Settings settings) {
+    private ChaosRun(RdmaTestKit kit, Settings settings, Supplier<InetSocketAddress> target) {
         this.kit = kit;
         this.settings = settings;
         this.random = new Random(settings.seed());
+        this.local = target == null;
+        this.target = local ? () -> server.address() : target;
     }
 
-    /** Runs the chaos on the kit's fabric, which must inject faults (the soft fabric does). */
+    /** Runs the chaos on the kit's fabric, server and clients, which must inject faults (the soft fabric does). */
     public static Report run(RdmaTestKit kit, Settings settings) throws InterruptedException {
-        return new ChaosRun(kit, settings).run();
+        return new ChaosRun(kit, settings, null).run();
+    }
+
+    /**
+     * Runs only the clients, against a {@link Server} of another process at what {@code server}
+     * says now (it may move when that process is replaced); faults hit this side only and the
+     * manager is not restarted.
+     */
+    public static Report runAgainst(RdmaTestKit kit, Settings settings, Supplier<InetSocketAddress> server)
+            throws InterruptedException {
+        return new ChaosRun(kit, new Settings(settings.seed(), settings.connections(), settings.duration(),
+                settings.faultsPerSecond(), false), server).run();
     }
 
     private Report run() throws InterruptedException {
-        listen();
+        if (local) {
+            listen();
+        }
         for (int i = 0; i < settings.connections(); i++) {
             Slot slot = new Slot();
             slots.add(slot);
@@ -155,26 +215,21 @@ public final class ChaosRun {
         }
         await(() -> slots.stream().allMatch(s -> s.done || s.crashed), Duration.ofSeconds(60));
         await(() -> ledger.outstanding() == 0, Duration.ofSeconds(20));
-        listening.get().listener().tell(new RdmaProtocol.Unbind());
+        if (local) {
+            server.unbind();
+        }
         return new Report(settings, ledger.attempts(), ledger.issued.get(), ledger.answered.get(), ledger.failed.get(),
                 ledger.outstanding(), ledger.duplicated.get(), ledger.corrupt.get(), ledger.abandoned.get(),
                 ledger.unended(), ledger.doubleEndings.get(), stalls, ledger.bytesVerified.get(), ledger.faults());
     }
 
     private void listen() throws InterruptedException {
-        RdmaProtocol.Listening before = listening.get();
-        ActorRef<RdmaProtocol.ListenerEvent> handler = kit.testKit().spawn(ChaosListener.create(listening, servers),
-                "chaos-listener-" + ++spawned);
-        kit.manager().tell(new RdmaProtocol.Listen(kit.address(0), handler, 1024));
-        await(() -> listening.get() != before, RdmaTestKit.STEP);
-        if (listening.get() == before) {
-            throw new IllegalStateException("the chaos listener did not bind");
-        }
+        server = Server.start(kit, 0, "chaos-listener-" + ++spawned);
     }
 
     private void spawn(Slot slot) {
         slot.actor = kit.testKit().spawn(ChaosClient.create(ledger, slot, kit.manager(),
-                () -> listening.get().localAddress(), random.nextLong()), "chaos-client-" + ++spawned);
+                target, random.nextLong()), "chaos-client-" + ++spawned);
     }
 
     /** A manager restart ends every connection and the listener; a new listener takes over. */
@@ -198,7 +253,7 @@ public final class ChaosRun {
                 case "fail-next-post" -> kit.failNextPost(c, VerbsException.ENOMEM);
                 case "client-abort" -> c.connection().tell(new RdmaProtocol.Abort());
                 case "server-abort" -> {
-                    List<RdmaProtocol.Connected> live = new ArrayList<>(servers.values());
+                    List<RdmaProtocol.Connected> live = local ? new ArrayList<>(server.connections.values()) : List.of();
                     if (live.isEmpty()) {
                         return;
                     }
