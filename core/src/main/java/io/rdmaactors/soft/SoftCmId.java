@@ -469,7 +469,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
 
     private void deliver(CmMessage message, SoftCmId from) {
         if (!killed) {
-            fabric.execute(() -> onCm(message, from));
+            fabric.carryCm(() -> onCm(message, from));
         }
     }
 

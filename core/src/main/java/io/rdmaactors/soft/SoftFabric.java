@@ -26,6 +26,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -50,6 +53,16 @@ public final class SoftFabric implements Fabric {
     final long timewaitMs;
     /** False with option {@code transport=tcp}: ids of one JVM meet over a link too, as between processes. */
     final boolean localTransport;
+    /**
+     * False with option {@code wire=sync}: a request between QPs of this JVM then runs inside its
+     * post (deterministic, for tests); by default it runs on the wire thread, after the post
+     * returned, as a device executes it.
+     */
+    private final boolean asyncWire;
+    /** Started with the first request between QPs of this JVM; under this. */
+    private ExecutorService wire;
+    /** Under this: the fabric is closing, nothing more is carried. */
+    private boolean wireStopped;
     final TcpLinks links;
     private final List<SoftDevice> devices = new CopyOnWriteArrayList<>();
     private final ResourceLedger ledger = new ResourceLedger();
@@ -74,6 +87,11 @@ public final class SoftFabric implements Fabric {
             throw new InvalidRequestException("Fabric.open", "transport must be auto or tcp, not " + transport);
         }
         this.localTransport = transport.equals("auto");
+        String wireMode = options.getOrDefault("wire", "async");
+        if (!wireMode.equals("async") && !wireMode.equals("sync")) {
+            throw new InvalidRequestException("Fabric.open", "wire must be async or sync, not " + wireMode);
+        }
+        this.asyncWire = wireMode.equals("async");
         this.timer = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, threadsPrefix + id + "-timer");
             t.setDaemon(true);
@@ -199,7 +217,7 @@ public final class SoftFabric implements Fabric {
         if (!closed) {
             try {
                 timer.schedule(task, delayMs, TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.RejectedExecutionException e) {
+            } catch (RejectedExecutionException e) {
                 // closing: the task's resources are being torn down anyway
             }
         }
@@ -207,6 +225,50 @@ public final class SoftFabric implements Fabric {
 
     void execute(Runnable task) {
         schedule(task, 0);
+    }
+
+    /**
+     * Delivers a CM message between ids of this JVM: on the wire, after the packets sent before it
+     * (a DREQ does not overtake the ACK of the last request, as on a real wire), or on the timer
+     * thread with {@code wire=sync}, where packets are carried inside their post and an id's
+     * message must not run inside its sender's lock.
+     */
+    void carryCm(Runnable delivery) {
+        if (asyncWire) {
+            onWire(delivery);
+        } else {
+            execute(delivery);
+        }
+    }
+
+    /**
+     * Runs what the wire between two QPs of this JVM carries: on the wire thread, in order, or
+     * at once with option {@code wire=sync}. Dropped once the fabric closes.
+     */
+    void onWire(Runnable task) {
+        if (!asyncWire) {
+            task.run();
+            return;
+        }
+        ExecutorService w;
+        synchronized (this) {
+            if (wireStopped) {
+                return;
+            }
+            if (wire == null) {
+                wire = Executors.newSingleThreadExecutor(r -> {
+                    Thread t = new Thread(r, threadsPrefix + id + "-wire");
+                    t.setDaemon(true);
+                    return t;
+                });
+            }
+            w = wire;
+        }
+        try {
+            w.execute(task);
+        } catch (RejectedExecutionException closing) {
+            // the fabric is closing: its QPs flush what they posted
+        }
     }
 
     List<SoftCmId> cmIds() {
@@ -279,6 +341,21 @@ public final class SoftFabric implements Fabric {
     public void close() {
         if (closed) {
             return;
+        }
+        ExecutorService w;
+        synchronized (this) {
+            w = wire;
+            wire = null;
+            wireStopped = true;
+        }
+        if (w != null) {
+            // the wire stops before the resources go, as a device's engines do: what it did not carry is flushed
+            w.shutdownNow();
+            try {
+                w.awaitTermination(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         List<SoftResource> open = new ArrayList<>(live);
         open.sort(Comparator.comparingInt(SoftFabric::teardownRank));

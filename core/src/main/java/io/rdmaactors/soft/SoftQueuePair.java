@@ -444,7 +444,9 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
         state = QpState.ERR;
         flushReceives();
         if (event != null) {
-            device.raise(new AsyncEvent.QpEvent(event, qpn));
+            // after the NAK that goes with it reached the requester: on a wire the NAK outruns
+            // whatever the responder's owner does about the event (a disconnect, say)
+            fabric.onWire(() -> device.raise(new AsyncEvent.QpEvent(event, qpn)));
         }
         fabric.execute(() -> {
             sendLock.lock();
@@ -652,10 +654,15 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
         }
         SoftQueuePair peer = remote;
         if (peer != null && !peer.dropped) {
-            Packet response = peer.onRequest(p);
-            if (response != null) {
-                onResponse(response);
-            }
+            // the request runs after the post returned, as a device runs it: the buffer is the fabric's until the completion
+            fabric.onWire(() -> {
+                if (!peer.dropped) {
+                    Packet response = peer.onRequest(p);
+                    if (response != null) {
+                        onResponse(response);
+                    }
+                }
+            });
         }
     }
 
@@ -792,9 +799,12 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
         retransmitTimer = schedule(this::onRetransmitTimeout, transportTimeoutNanos());
     }
 
-    /** 4.096 us * 2^timeout (IB spec), at least a millisecond. */
+    /**
+     * 4.096 us * 2^timeout (IB spec), at least 20 ms: the soft wire is a thread the OS schedules,
+     * and on a loaded machine it may not run for milliseconds, where an HCA's engine would.
+     */
     private long transportTimeoutNanos() {
-        return Math.max(1_000_000L, (long) (4096.0 * (1L << Math.min(timeout, 31))));
+        return Math.max(20_000_000L, (long) (4096.0 * (1L << Math.min(timeout, 31))));
     }
 
     private ScheduledFuture<?> schedule(Runnable task, long nanos) {

@@ -42,6 +42,7 @@ class CompletionPollerTest {
         kit = RdmaTestKit.create(SMALL);
         RdmaTestKit.Listener listener = kit.listen(600);
         List<RdmaTestKit.Pair> pairs = connect(listener, 10);
+        exchangeOneMessageEach(pairs); // threads that start with the first message (the soft wire) are up
         List<String> withTen = kit.threads();
         pairs.addAll(connect(listener, 490));
         exchangeOneMessageEach(pairs);

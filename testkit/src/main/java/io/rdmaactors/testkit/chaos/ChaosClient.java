@@ -141,6 +141,7 @@ final class ChaosClient extends AbstractBehavior<Object> {
                 })
                 .onMessage(Stop.class, s -> {
                     stopping = true;
+                    ledger.reached(attempt, connected != null ? "closing" : "stopped while connecting");
                     if (connected != null) {
                         connected.connection().tell(new RdmaProtocol.Close());
                     }
@@ -151,6 +152,7 @@ final class ChaosClient extends AbstractBehavior<Object> {
     }
 
     private Behavior<Object> onConnected(RdmaProtocol.Connected c) {
+        ledger.reached(attempt, "connected");
         connected = c;
         slot.connected(c);
         if (c.privateData().length >= RemoteRegion.ENCODED_BYTES) {

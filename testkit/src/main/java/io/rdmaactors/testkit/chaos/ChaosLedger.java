@@ -18,6 +18,8 @@ final class ChaosLedger {
     /** Token to the attempt that issued it, until answered. */
     private final Map<Long, Long> outstanding = new ConcurrentHashMap<>();
     private final Map<Long, AtomicInteger> endings = new ConcurrentHashMap<>();
+    /** How far each attempt got, for the report of one that never ended. */
+    private final Map<Long, String> stages = new ConcurrentHashMap<>();
     /** Attempts whose handler was crashed on purpose: nobody is left to hear their answers or their end. */
     private final Set<Long> crashed = ConcurrentHashMap.newKeySet();
     private final Map<String, AtomicInteger> faults = new ConcurrentHashMap<>();
@@ -33,6 +35,7 @@ final class ChaosLedger {
     long newAttempt() {
         long a = attempts.incrementAndGet();
         endings.put(a, new AtomicInteger());
+        stages.put(a, "connecting");
         return a;
     }
 
@@ -55,7 +58,12 @@ final class ChaosLedger {
         }
     }
 
+    void reached(long attempt, String stage) {
+        stages.put(attempt, stage);
+    }
+
     void ended(long attempt) {
+        stages.remove(attempt);
         if (endings.get(attempt).incrementAndGet() > 1) {
             doubleEndings.incrementAndGet();
         }
@@ -89,9 +97,15 @@ final class ChaosLedger {
         return attempts.get();
     }
 
-    /** Attempts, not crashed, that never heard ConnectFailed or Disconnected. */
-    long unended() {
-        return endings.entrySet().stream().filter(e -> e.getValue().get() == 0 && !crashed.contains(e.getKey())).count();
+    /** Attempts, not crashed, that never heard ConnectFailed or Disconnected, by how far they got. */
+    Map<String, Long> unended() {
+        Map<String, Long> byStage = new TreeMap<>();
+        endings.forEach((attempt, count) -> {
+            if (count.get() == 0 && !crashed.contains(attempt)) {
+                byStage.merge(stages.getOrDefault(attempt, "?"), 1L, Long::sum);
+            }
+        });
+        return byStage;
     }
 
     Map<String, Integer> faults() {
