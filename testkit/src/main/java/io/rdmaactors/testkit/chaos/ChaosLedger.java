@@ -31,6 +31,8 @@ final class ChaosLedger {
     final AtomicLong abandoned = new AtomicLong();
     final AtomicLong doubleEndings = new AtomicLong();
     final AtomicLong bytesVerified = new AtomicLong();
+    /** Chaos clients that stopped on an exception of their own. */
+    final AtomicLong clientFailures = new AtomicLong();
 
     long newAttempt() {
         long a = attempts.incrementAndGet();
@@ -79,6 +81,10 @@ final class ChaosLedger {
             }
             return mine;
         });
+    }
+
+    void clientFailed() {
+        clientFailures.incrementAndGet();
     }
 
     void corrupt() {

@@ -38,7 +38,7 @@ public final class ChaosRun {
     /** What a run counted; {@link #violations()} says which promise broke. */
     public record Report(Settings settings, long attempts, long requests, long answered, long failed, long lost,
                          long duplicated, long corrupt, long abandoned, Map<String, Long> unended, long doubleEndings, long stalls,
-                         long bytesVerified, Map<String, Integer> faults) {
+                         long bytesVerified, long clientFailures, Map<String, Integer> faults) {
 
         public List<String> violations() {
             List<String> v = new ArrayList<>();
@@ -47,6 +47,7 @@ public final class ChaosRun {
             check(v, corrupt == 0, corrupt + " payloads or atomic results altered");
             check(v, unended.isEmpty(), unended + " connection attempts (by how far they got) that never heard their end");
             check(v, doubleEndings == 0, doubleEndings + " connection attempts that ended twice");
+            check(v, clientFailures == 0, clientFailures + " chaos clients failed on their own (see the log)");
             check(v, stalls == 0, stalls + " stalls of " + STALL.toSeconds() + " s with no answer");
             check(v, answered > 0 && faults.values().stream().mapToInt(Integer::intValue).sum() > 0,
                     "nothing was tried: no answer or no fault");
@@ -220,7 +221,8 @@ public final class ChaosRun {
         }
         return new Report(settings, ledger.attempts(), ledger.issued.get(), ledger.answered.get(), ledger.failed.get(),
                 ledger.outstanding(), ledger.duplicated.get(), ledger.corrupt.get(), ledger.abandoned.get(),
-                ledger.unended(), ledger.doubleEndings.get(), stalls, ledger.bytesVerified.get(), ledger.faults());
+                ledger.unended(), ledger.doubleEndings.get(), stalls, ledger.bytesVerified.get(),
+                ledger.clientFailures.get(), ledger.faults());
     }
 
     private void listen() throws InterruptedException {
