@@ -63,8 +63,8 @@ final class DeviceActor extends AbstractBehavior<DeviceActor.Command> {
         this.srqs = srqs;
         srqs.forEach((srq, owner) -> ctx.watchWith(owner, new SrqStopped(srq)));
         ActorRef<Command> self = ctx.getSelf();
-        this.pump = EventPump.start(RdmaManager.threadPrefix(ctx.getSystem()) + "async-" + device.name(), device.asyncEvents(), e -> self.tell(new Pumped(e)),
-                AsyncEvent.SourceFailed::new);
+        this.pump = EventPump.start(RdmaManager.threadPrefix(ctx.getSystem()) + "async-" + device.name(),
+                device.asyncEvents(), e -> self.tell(new Pumped(e)), AsyncEvent.SourceFailed::new);
     }
 
     @Override

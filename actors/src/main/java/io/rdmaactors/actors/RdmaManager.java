@@ -52,7 +52,7 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
         })).onFailure(SupervisorStrategy.restart());
     }
 
-    /** The fabric option that starts the names of a fabric's own threads (the soft fabric's I/O and timer). */
+    /** The fabric option that starts the names of a fabric's own threads (the soft fabric's I/O, timer and wire). */
     static final String THREADS_PREFIX_OPTION = "threads.prefix";
 
     /**
