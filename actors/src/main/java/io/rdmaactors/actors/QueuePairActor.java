@@ -205,8 +205,11 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private final int maxMessageSize;
     /** Large Sends announced, until the peer says Done or they fail, by rendezvous id. */
     private final Map<Integer, LargeSend> announced = new HashMap<>();
-    /** Memory registered for rendezvous, deregistered when its message is through or the connection ends. */
-    private final Set<MemoryRegion> rendezvousRegions = new HashSet<>();
+    /**
+     * Memory registered for rendezvous, deregistered when its message is through or the connection
+     * ends, with the pooled buffer each region is a slice of.
+     */
+    private final Map<MemoryRegion, ByteBuffer> rendezvousRegions = new HashMap<>();
     private int nextRendezvous;
     /** The first error completion other than a flush: it decides how the connection ended. */
     private RdmaProtocol.WorkRequestFailed failure;
@@ -483,14 +486,40 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             }
         }
         List.copyOf(announced.values()).forEach(large -> fail(large, new ConnectionClosed(why)));
-        rendezvousRegions.forEach(MemoryRegion::close);
+        rendezvousRegions.keySet().forEach(MemoryRegion::close);
         rendezvousRegions.clear();
     }
 
+    /**
+     * Deregisters a rendezvous region whose message failed. Its buffer is not reused: a link may
+     * still be sending from it, and reused it would carry another message's bytes.
+     */
     private void release(MemoryRegion region) {
-        if (rendezvousRegions.remove(region)) {
+        if (rendezvousRegions.remove(region) != null) {
             region.close();
         }
+    }
+
+    /** Deregisters a rendezvous region whose message is through, and gives its buffer back for reuse. */
+    private void recycle(MemoryRegion region) {
+        ByteBuffer pooled = rendezvousRegions.remove(region);
+        if (pooled != null) {
+            region.close();
+            RendezvousMemory.give(pooled);
+        }
+    }
+
+    /** Registers {@code size} bytes of pooled memory, exactly: no more of the buffer is in the region. */
+    private MemoryRegion registerRendezvous(int size, ByteString contents, Set<Access> access) {
+        ByteBuffer pooled = RendezvousMemory.take(size);
+        ByteBuffer slice = pooled.duplicate().clear().limit(size).slice();
+        if (contents != null) {
+            contents.copyToBuffer(slice);
+            slice.clear();
+        }
+        MemoryRegion region = buffers.pd.register(slice, access);
+        rendezvousRegions.put(region, pooled);
+        return region;
     }
 
     /** Registers a large Send for the peer to read; the work request posted is its announcement. */
@@ -499,11 +528,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             throw new IllegalArgumentException(send.data().size() + " bytes exceed the largest message of "
                     + maxMessageSize + " (rdma-actors.max-message-size)");
         }
-        ByteBuffer memory = ByteBuffer.allocateDirect(send.data().size());
-        send.data().copyToBuffer(memory);
-        memory.flip();
-        MemoryRegion region = buffers.pd.register(memory, Set.of(Access.REMOTE_READ));
-        rendezvousRegions.add(region);
+        MemoryRegion region = registerRendezvous(send.data().size(), send.data(), Set.of(Access.REMOTE_READ));
         LargeSend large = new LargeSend(send, nextRendezvous++, region);
         // from now on the peer may read it and say Done, even before this announcement's completion is polled
         announced.put(large.id(), large);
@@ -704,7 +729,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         }
         if (item instanceof LargeRead read) {
             read.into().data = ByteString.fromByteBuffer(read.region().buffer());
-            release(read.region());
+            recycle(read.region());
             writeQueue.add(new SendDone(new Rendezvous.Done(read.ready().id())));
             deliverHeld();
             return;
@@ -766,14 +791,13 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                 return;
             }
             Large large = new Large(ready.immediate());
-            MemoryRegion region = buffers.pd.register(ByteBuffer.allocateDirect(ready.length()));
-            rendezvousRegions.add(region);
+            MemoryRegion region = registerRendezvous(ready.length(), null, Set.of(Access.LOCAL_WRITE));
             inbound.add(large);
             writeQueue.add(new LargeRead(ready, large, region));
         } else if (message instanceof Rendezvous.Done done) {
             LargeSend large = announced.remove(done.id());
             if (large != null) {
-                release(large.region());
+                recycle(large.region());
                 if (large.send().ack() != null) {
                     answer(large.send(), new RdmaProtocol.Acked(large.send().ack()));
                 }

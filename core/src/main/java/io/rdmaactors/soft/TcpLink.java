@@ -40,7 +40,7 @@ final class TcpLink implements LinkSelector.Handler {
     /** Large payloads one gathering write takes at most (a few, so one syscall carries a window of them). */
     private static final int GATHERED_PAYLOADS = 8;
     /** An input buffer grown for a large message is kept up to this size, for the next one. */
-    private static final int KEPT_INPUT = 1 << 22;
+    private static final int KEPT_INPUT = 32 << 20;
     /**
      * Frames waiting for a peer that does not read: beyond this the link ends in error (a few
      * MB of references; payloads are read from their MRs when they go out, not copied).
@@ -79,6 +79,8 @@ final class TcpLink implements LinkSelector.Handler {
     /** Read mode between reads: what was received and not parsed yet. */
     private ByteBuffer in;
     private final ByteBuffer standardIn;
+    /** The last input buffer grown for a large frame, kept for the next one. */
+    private ByteBuffer spareIn;
 
     // under outbox
     private final ArrayDeque<LinkFrame> outbox = new ArrayDeque<>();
@@ -406,17 +408,24 @@ final class TcpLink implements LinkSelector.Handler {
             }
             in.position(start + length);
         }
-        if (in != standardIn && !in.hasRemaining() && in.capacity() > KEPT_INPUT) {
+        if (in != standardIn && !in.hasRemaining()) {
+            spareIn = in.capacity() <= KEPT_INPUT ? in : null;
             in = standardIn.clear().flip();
         }
     }
 
-    /** Room for a frame larger than the input buffer, grown as its bytes arrive, not by its announced length. */
+    /**
+     * Room for a frame larger than the input buffer: the frame's announced length at once, as the
+     * peer passed the handshake (the length is within the largest message), from the spare buffer
+     * of an earlier large frame when that is large enough.
+     */
     private void grow(int frame) {
         if (in.position() > 0 || in.limit() < in.capacity()) {
             return; // the buffer is not full yet: compacting and reading make progress
         }
-        ByteBuffer bigger = ByteBuffer.allocateDirect((int) Math.min(frame, 2L * in.capacity()));
+        ByteBuffer bigger = spareIn != null && spareIn.capacity() >= frame ? spareIn.clear()
+                : ByteBuffer.allocateDirect(frame);
+        spareIn = null;
         bigger.put(in).flip();
         in = bigger;
     }
