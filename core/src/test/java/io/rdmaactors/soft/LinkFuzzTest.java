@@ -149,11 +149,7 @@ class LinkFuzzTest {
     /** A connection from {@code client} that delivers one Send to the server's agent. */
     private static void exchange(Fabric client, Fabric server, EventChannel serverEvents, int port) throws Exception {
         EventChannel events = client.createEventChannel();
-        CmId id = client.createCmId(events, PortSpace.TCP);
-        id.resolveAddress(null, new InetSocketAddress("127.0.0.1", port), STEP);
-        assertInstanceOf(CmEvent.AddrResolved.class, events.await(STEP));
-        id.resolveRoute(STEP);
-        assertInstanceOf(CmEvent.RouteResolved.class, events.await(STEP));
+        CmId id = RawLink.resolvedTo(client, events, port);
         ProtectionDomain pd = client.devices().get(0).allocateProtectionDomain();
         CompletionQueue cq = client.devices().get(0).createCompletionQueue(16, null);
         MemoryRegion memory = pd.register(ByteBuffer.allocateDirect(64));

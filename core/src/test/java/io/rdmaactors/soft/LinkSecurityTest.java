@@ -101,11 +101,7 @@ class LinkSecurityTest {
     /** Starts a connect from {@code client} to {@code port}; its events come on the returned channel. */
     private static EventChannel connect(Fabric client, int port) throws Exception {
         EventChannel events = client.createEventChannel();
-        CmId id = client.createCmId(events, PortSpace.TCP);
-        id.resolveAddress(null, new InetSocketAddress("127.0.0.1", port), STEP);
-        assertInstanceOf(CmEvent.AddrResolved.class, events.await(STEP));
-        id.resolveRoute(STEP);
-        assertInstanceOf(CmEvent.RouteResolved.class, events.await(STEP));
+        CmId id = RawLink.resolvedTo(client, events, port);
         ProtectionDomain pd = client.devices().get(0).allocateProtectionDomain();
         id.createQueuePair(pd, QpInitAttributes.rc(client.devices().get(0).createCompletionQueue(16, null), 4, 4));
         id.connect(ConnectionParameters.of(null));
