@@ -2,6 +2,7 @@ package io.rdmaactors.conformance;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import io.rdmaactors.cm.AsyncEvent;
@@ -187,6 +188,22 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
             assertEquals(WcStatus.LOC_PROT_ERR, wc.status());
             awaitState(loop.a.qp, QpState.ERR);
             assertNoCompletion(loop.b.cq);
+        }
+    }
+
+    @Test
+    void aWriteToAQpWhoseAccessFlagsLackRemoteWriteFailsAndWritesNothing() throws Exception {
+        try (Loopback loop = Loopback.on(device())
+                .rtr(a -> a.accessFlags(EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ))).open()) {
+            MemoryRegion target = loop.b.register(pattern(16, 30), Access.LOCAL_WRITE, Access.REMOTE_WRITE);
+            MemoryRegion src = loop.a.register(pattern(16, 31));
+            loop.a.qp.postSend(SendWorkRequest.write(1, target.address(), target.rkey(), src.sge()));
+            WorkCompletion wc = poll(loop.a.cq);
+            assertEquals(1, wc.wrId());
+            // an access error by the spec and on most HCAs; rxe NAKs an opcode its QP does not allow as an invalid request
+            assertTrue(wc.status() == WcStatus.REM_ACCESS_ERR || wc.status() == WcStatus.REM_INV_REQ_ERR, wc.toString());
+            awaitState(loop.a.qp, QpState.ERR);
+            assertArrayEquals(patternBytes(16, 30), bytes(target.buffer(), 0, 16), "the region was written");
         }
     }
 

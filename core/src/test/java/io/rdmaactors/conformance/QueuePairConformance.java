@@ -193,6 +193,22 @@ public abstract class QueuePairConformance extends FabricConformance {
     }
 
     @Test
+    void fullReceiveQueueRefusesWithFailedIndex() throws Exception {
+        try (Loopback loop = Loopback.on(device()).depths(4, 4).open()) {
+            int depth = loop.b.qp.initAttributes().maxRecvWr();
+            MemoryRegion inbox = loop.b.register(8 * (depth + 2));
+            ReceiveWorkRequest[] receives = new ReceiveWorkRequest[depth + 2];
+            for (int i = 0; i < receives.length; i++) {
+                receives[i] = ReceiveWorkRequest.of(i, inbox.sge(8 * i, 8));
+            }
+            PostException refused = assertThrows(PostException.class, () -> loop.b.qp.postReceive(receives));
+            assertEquals(depth, refused.failedIndex(), "the receives before it stay posted");
+            assertEquals(QueueFullException.class, refused.reason().getClass());
+            assertRefused(QueueFullException.class, 0, () -> loop.b.qp.postReceive(receives[depth]));
+        }
+    }
+
+    @Test
     void fullSendQueueRefusesWithFailedIndexUntilCompletionsArePolled() throws Exception {
         try (Loopback loop = Loopback.on(device()).depths(4, 4).open()) {
             int depth = loop.a.qp.initAttributes().maxSendWr();

@@ -37,7 +37,9 @@ final class SoftRoceLimits implements ExecutionCondition {
                     "rxe raises no QP_ACCESS_ERR async event on the responder of a remote access error"),
             Map.entry("atomicOnAnUnalignedAddressFails",
                     "rxe refuses an unaligned atomic at post (EINVAL) instead of completing it in error"),
-            Map.entry("postInErrIsFlushedAtOnce", "rxe does not flush a work request posted to a QP in ERR"));
+            Map.entry("postInErrIsFlushedAtOnce", "rxe does not flush a work request posted to a QP in ERR"),
+            Map.entry("fullReceiveQueueRefusesWithFailedIndex",
+                    "rxe took max_recv_wr + 2 receives without refusing one"));
 
     @Override
     public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
