@@ -512,10 +512,7 @@ final class ConnectionActor {
 
     private Behavior<ConnectionCommand> onLoadAlternatePath(RdmaProtocol.LoadAlternatePath m) {
         // RoCE forms GID 0 from the port's IPv4 address; rdma_cm resolves an IB alternate path the same way
-        byte[] gid = new byte[16];
-        gid[10] = (byte) 0xff;
-        gid[11] = (byte) 0xff;
-        System.arraycopy(m.alternateRemote().getAddress().getAddress(), 0, gid, 12, 4);
+        byte[] gid = AddressVector.ipv4MappedGid(m.alternateRemote().getAddress());
         toQueuePair(new QueuePairActor.ModifyPath(m, QpAttributes.of()
                 .alternatePath(AddressVector.global(gid, m.port())).alternatePortNum(m.port())
                 .migrationState(MigrationState.REARM)));

@@ -1,5 +1,6 @@
 package io.rdmaactors.cm;
 
+import java.net.InetAddress;
 import java.util.Arrays;
 import java.util.HexFormat;
 
@@ -15,6 +16,15 @@ public record AddressVector(byte[] dgid, int dlid, int serviceLevel, int portNum
             throw new IllegalArgumentException("a GID is 16 bytes");
         }
         dgid = dgid.clone();
+    }
+
+    /** The IPv4-mapped GID {@code ::ffff:a.b.c.d}, as RoCE forms GID index 0 from a port's IPv4 address. */
+    public static byte[] ipv4MappedGid(InetAddress ipv4) {
+        byte[] gid = new byte[16];
+        gid[10] = (byte) 0xff;
+        gid[11] = (byte) 0xff;
+        System.arraycopy(ipv4.getAddress(), 0, gid, 12, 4);
+        return gid;
     }
 
     /** A global (GRH) address vector to a GID on a local port, as RoCE needs. */

@@ -1,5 +1,6 @@
 package io.rdmaactors.soft;
 
+import io.rdmaactors.cm.AddressVector;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -23,7 +24,7 @@ final class SoftPort {
         } catch (UnknownHostException e) {
             throw new AssertionError(e);
         }
-        this.gid = mappedGid(address);
+        this.gid = AddressVector.ipv4MappedGid(address);
     }
 
     int lid() {
@@ -34,18 +35,9 @@ final class SoftPort {
         return !cut && device.isAlive();
     }
 
-    /** The IPv4-mapped GID {@code ::ffff:a.b.c.d}, as RoCE v2 forms GID index 0. */
-    static byte[] mappedGid(InetAddress ipv4) {
-        byte[] gid = new byte[16];
-        gid[10] = (byte) 0xff;
-        gid[11] = (byte) 0xff;
-        System.arraycopy(ipv4.getAddress(), 0, gid, 12, 4);
-        return gid;
-    }
-
     /** The multicast GID for an IPv4 group, as librdmacm maps one on RoCE. */
     static byte[] multicastGid(InetAddress group) {
-        byte[] gid = mappedGid(group);
+        byte[] gid = AddressVector.ipv4MappedGid(group);
         gid[0] = (byte) 0xff;
         gid[1] = (byte) 0x0e;
         return gid;

@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
+import io.rdmaactors.cm.AddressVector;
 import io.rdmaactors.cm.CmEventType;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.Device;
@@ -172,11 +173,7 @@ public final class RdmaTestKit implements AutoCloseable {
 
     /** The port whose GID 0 is {@code address}'s IPv4-mapped GID, as RoCE and the soft fabric number them. */
     private DevicePort portOf(InetSocketAddress address) {
-        byte[] ip = address.getAddress().getAddress();
-        byte[] gid = new byte[16];
-        gid[10] = (byte) 0xff;
-        gid[11] = (byte) 0xff;
-        System.arraycopy(ip, 0, gid, 12, 4);
+        byte[] gid = AddressVector.ipv4MappedGid(address.getAddress());
         for (Device device : fabric().devices()) {
             for (int p = 1; p <= device.query().physicalPortCount(); p++) {
                 if (Arrays.equals(gid, device.queryPort(p).gid(0))) {
