@@ -198,17 +198,9 @@ final class ChaosClient extends AbstractBehavior<Object> {
         return success ? fill() : this; // after a refusal, the next tick tries again
     }
 
+    /** A data command's token; null for a Close or ResumeWriting refused by a connection that ended. */
     private static Object tokenOf(Object command) {
-        if (command instanceof RdmaProtocol.Send s) {
-            return s.ack();
-        } else if (command instanceof RdmaProtocol.Write w) {
-            return w.ack();
-        } else if (command instanceof RdmaProtocol.Read r) {
-            return r.ack();
-        } else if (command instanceof RdmaProtocol.FetchAdd f) {
-            return f.ack();
-        }
-        return null; // a Close or ResumeWriting refused by a connection that ended
+        return command instanceof RdmaProtocol.DataCommand d ? d.ack() : null;
     }
 
     /** Tops the window up with random requests. */
