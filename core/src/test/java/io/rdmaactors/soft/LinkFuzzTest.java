@@ -29,8 +29,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -66,9 +64,9 @@ class LinkFuzzTest {
             int port = listener.localAddress().getPort();
             byte[] secret = RawLink.secret(server);
             RawLink.open(port, secret, 0).close(); // the fabric's timer starts with its first handshake
-            eventually("the first link closed", () -> ((SoftFabric) server).links.count() == 0);
+            RawLink.eventually("the first link closed", STEP, () -> ((SoftFabric) server).links.count() == 0);
             Map<?, Long> ledger = server.ledger().snapshot();
-            List<String> threads = threadsOf(server);
+            List<String> threads = RawLink.threadsOf(server);
             long fds = openFds();
 
             List<SocketChannel> open = new ArrayList<>();
@@ -79,7 +77,8 @@ class LinkFuzzTest {
                 }
             }
             closeAll(open);
-            eventually("every fuzzing link closed" + with, () -> ((SoftFabric) server).links.count() == 0);
+            RawLink.eventually("every fuzzing link closed" + with, STEP,
+                    () -> ((SoftFabric) server).links.count() == 0);
             for (CmEvent e; (e = events.await(Duration.ofMillis(200))) != null; ) {
                 // random bytes that happen to make a valid REQ are a request like any: refuse it
                 events.cmId(assertInstanceOf(CmEvent.ConnectRequest.class, e, "an event of a fuzzing link" + with)
@@ -89,10 +88,11 @@ class LinkFuzzTest {
             try (Fabric client = Fabric.open("soft", Map.of("cookie", cookie, "transport", "tcp"))) {
                 exchange(client, server, events, port);
             }
-            eventually("the client's link closed" + with, () -> ((SoftFabric) server).links.count() == 0);
-            eventually("the ledger is where it was" + with, () -> server.ledger().snapshot().equals(ledger));
-            assertEquals(threads, threadsOf(server), "no thread more or less" + with);
-            eventually("file descriptors are back to where they were" + with, () -> openFds() <= fds);
+            RawLink.eventually("the client's link closed" + with, STEP, () -> ((SoftFabric) server).links.count() == 0);
+            RawLink.eventually("the ledger is where it was" + with, STEP,
+                    () -> server.ledger().snapshot().equals(ledger));
+            assertEquals(threads, RawLink.threadsOf(server), "no thread more or less" + with);
+            RawLink.eventually("file descriptors are back to where they were" + with, STEP, () -> openFds() <= fds);
         }
     }
 
@@ -186,22 +186,8 @@ class LinkFuzzTest {
         serverPd.close();
     }
 
-    private static List<String> threadsOf(Fabric fabric) {
-        String prefix = "rdma-" + ((SoftFabric) fabric).id + "-";
-        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
-                .filter(n -> n.startsWith(prefix)).sorted().collect(Collectors.toList());
-    }
-
     private static long openFds() {
         String[] fds = new File("/proc/self/fd").list();
         return fds == null ? 0 : fds.length;
-    }
-
-    private static void eventually(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + STEP.toNanos();
-        while (!condition.getAsBoolean()) {
-            assertTrue(System.nanoTime() < deadline, what);
-            Thread.sleep(10);
-        }
     }
 }

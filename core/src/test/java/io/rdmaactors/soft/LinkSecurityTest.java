@@ -17,10 +17,8 @@ import io.rdmaactors.verbs.ProtectionDomain;
 import io.rdmaactors.verbs.QpInitAttributes;
 import io.rdmaactors.verbs.ResourceKind;
 import io.rdmaactors.verbs.VerbsException;
-import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
-import java.net.SocketException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
@@ -32,7 +30,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -123,10 +120,11 @@ class LinkSecurityTest {
         try (SocketChannel raw = RawLink.connect(server.port(), 0)) {
             raw.socket().getOutputStream().write(ByteBuffer.allocate(9).putInt(5).put(LinkFrame.CLOSE).putInt(1)
                     .array());
-            assertEndedByTheServer(raw.socket().getInputStream(), "a frame before the handshake");
+            RawLink.assertEndedByTheServer(raw.socket().getInputStream(), "a frame before the handshake");
         }
         try (SocketChannel raw = RawLink.connect(server.port(), 0)) {
-            assertEndedByTheServer(raw.socket().getInputStream(), "a peer that never says hello, at the timeout");
+            RawLink.assertEndedByTheServer(raw.socket().getInputStream(),
+                    "a peer that never says hello, at the timeout");
         }
         try (SocketChannel raw = RawLink.connect(server.port(), 0)) {
             byte[] guess = "0123456789abcdef0123456789abcdef".getBytes();
@@ -140,10 +138,10 @@ class LinkSecurityTest {
             InputStream in = raw.socket().getInputStream();
             assertEquals(4 + 65, in.readNBytes(4 + 65).length, "the challenge");
             raw.write(ByteBuffer.allocate(37).putInt(33).put(LinkHandshake.PROOF).put(new byte[32]).flip());
-            assertEndedByTheServer(in, "a wrong proof");
+            RawLink.assertEndedByTheServer(in, "a wrong proof");
         }
         assertNull(server.events.await(Duration.ofMillis(100)), "nobody without the cookie reached the listener");
-        eventually("every refused link closed", () -> links(server.fabric) == 0);
+        RawLink.eventually("every refused link closed", STEP, () -> links(server.fabric) == 0);
 
         Fabric friend = fabric("server-cookie");
         EventChannel friendEvents = connect(friend, server.port());
@@ -159,13 +157,14 @@ class LinkSecurityTest {
                 "links.handshake.timeout.ms", "600000"));
         SocketChannel first = RawLink.connect(server.port(), 0);
         SocketChannel second = RawLink.connect(server.port(), 0);
-        eventually("two links wait in their handshake", () -> links(server.fabric) == 2);
+        RawLink.eventually("two links wait in their handshake", STEP, () -> links(server.fabric) == 2);
         try (SocketChannel third = RawLink.connect(server.port(), 0)) {
-            assertEndedByTheServer(third.socket().getInputStream(), "a third link while two wait in their handshake");
+            RawLink.assertEndedByTheServer(third.socket().getInputStream(),
+                    "a third link while two wait in their handshake");
         }
         first.close();
         second.close();
-        eventually("the waiting links closed", () -> links(server.fabric) == 0);
+        RawLink.eventually("the waiting links closed", STEP, () -> links(server.fabric) == 0);
 
         for (int i = 0; i < 3; i++) {
             EventChannel events = connect(fabric("cookie"), server.port());
@@ -195,21 +194,5 @@ class LinkSecurityTest {
         VerbsException e = assertThrows(VerbsException.class, () -> id.listen(1));
         assertEquals(VerbsException.EACCES, e.errno());
         assertTrue(e.getMessage().contains("chmod 600"), e.getMessage());
-    }
-
-    private static void assertEndedByTheServer(InputStream in, String what) throws IOException {
-        try {
-            assertEquals(-1, in.read(), what);
-        } catch (SocketException reset) {
-            assertNotNull(reset.getMessage(), what); // a reset ends it too
-        }
-    }
-
-    private static void eventually(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + STEP.toNanos();
-        while (!condition.getAsBoolean()) {
-            assertTrue(System.nanoTime() < deadline, what);
-            Thread.sleep(5);
-        }
     }
 }

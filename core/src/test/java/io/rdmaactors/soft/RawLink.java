@@ -1,6 +1,9 @@
 package io.rdmaactors.soft;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmaactors.cm.CmEvent;
 import io.rdmaactors.verbs.CmId;
@@ -8,13 +11,18 @@ import io.rdmaactors.verbs.EventChannel;
 import io.rdmaactors.verbs.Fabric;
 import io.rdmaactors.verbs.PortSpace;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.InetSocketAddress;
+import java.net.SocketException;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
 
 /**
- * A peer process's side of a link played by hand, for tests of what a listener takes, and the
- * steps before a connect that those tests share.
+ * What the soft fabric's tests of links share: a peer process's side of a link played by hand,
+ * the steps before a connect, and the waits and checks on what a fabric holds.
  */
 final class RawLink {
 
@@ -45,7 +53,10 @@ final class RawLink {
         return channel;
     }
 
-    /** A CM id of {@code fabric} with its address and route to 127.0.0.1:{@code port} resolved, its events on {@code events}. */
+    /**
+     * A CM id of {@code fabric} with its address and route to 127.0.0.1:{@code port} resolved,
+     * its events on {@code events}.
+     */
     static CmId resolvedTo(Fabric fabric, EventChannel events, int port) throws Exception {
         CmId id = fabric.createCmId(events, PortSpace.TCP);
         id.resolveAddress(null, new InetSocketAddress("127.0.0.1", port), STEP);
@@ -58,5 +69,30 @@ final class RawLink {
     /** The cookie a fabric's links prove they know (once it listens or connects between processes). */
     static byte[] secret(Fabric fabric) {
         return ((SoftFabric) fabric).links.secret();
+    }
+
+    /** Waits, up to {@code within}, until {@code condition} holds; fails saying {@code what} otherwise. */
+    static void eventually(String what, Duration within, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (!condition.getAsBoolean()) {
+            assertTrue(System.nanoTime() < deadline, what);
+            Thread.sleep(5);
+        }
+    }
+
+    /** The live threads of a fabric opened without a thread prefix, by name. */
+    static List<String> threadsOf(Fabric fabric) {
+        String prefix = "rdma-" + ((SoftFabric) fabric).id + "-";
+        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
+                .filter(n -> n.startsWith(prefix)).sorted().collect(Collectors.toList());
+    }
+
+    /** The listener's side closed the socket: end of stream, or a reset. */
+    static void assertEndedByTheServer(InputStream in, String what) throws IOException {
+        try {
+            assertEquals(-1, in.read(), what);
+        } catch (SocketException reset) {
+            assertNotNull(reset.getMessage(), what); // a reset ends it too
+        }
     }
 }

@@ -30,7 +30,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /** What is particular to the soft provider: its topology, threads and lifetime. */
@@ -121,16 +120,10 @@ class SoftFabricTest {
         assertThrows(ResourceClosedException.class, () -> pd.register(ByteBuffer.allocateDirect(64)));
         assertThrows(ResourceClosedException.class, fabric::createEventChannel);
         long deadline = System.nanoTime() + STEP.toNanos();
-        while (!threadsOf(fabric).isEmpty() && System.nanoTime() < deadline) {
+        while (!RawLink.threadsOf(fabric).isEmpty() && System.nanoTime() < deadline) {
             Thread.sleep(10);
         }
-        assertEquals(List.of(), threadsOf(fabric), "threads outlived the fabric");
-    }
-
-    private static List<String> threadsOf(Fabric fabric) {
-        String prefix = "rdma-" + ((SoftFabric) fabric).id + "-";
-        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
-                .filter(n -> n.startsWith(prefix)).collect(Collectors.toList());
+        assertEquals(List.of(), RawLink.threadsOf(fabric), "threads outlived the fabric");
     }
 
     @Test

@@ -2,7 +2,6 @@ package io.rdmaactors.soft;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -22,10 +21,7 @@ import io.rdmaactors.verbs.WcOpcode;
 import io.rdmaactors.verbs.WcStatus;
 import io.rdmaactors.verbs.WorkCompletion;
 import java.io.DataOutputStream;
-import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetSocketAddress;
-import java.net.SocketException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
@@ -36,7 +32,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -157,22 +152,8 @@ class TcpLinkTest {
         return list;
     }
 
-    private static List<String> threadsOf(Fabric fabric) {
-        String prefix = "rdma-" + ((SoftFabric) fabric).id + "-";
-        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
-                .filter(n -> n.startsWith(prefix)).sorted().collect(Collectors.toList());
-    }
-
     private static int links(Fabric fabric) {
         return ((SoftFabric) fabric).links.count();
-    }
-
-    private static void eventually(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + STEP.toNanos();
-        while (!condition.getAsBoolean()) {
-            assertTrue(System.nanoTime() < deadline, what);
-            Thread.sleep(5);
-        }
     }
 
     @Test
@@ -183,8 +164,8 @@ class TcpLinkTest {
             connections.add(client.connect());
         }
         exchange(client, connections, range(0, 10));
-        List<String> clientThreads = threadsOf(client.fabric);
-        List<String> serverThreads = threadsOf(server);
+        List<String> clientThreads = RawLink.threadsOf(client.fabric);
+        List<String> serverThreads = RawLink.threadsOf(server);
         assertEquals(1, links(client.fabric), "one link from the client to the listener");
         assertEquals(1, links(server), "one link accepted by the listener");
 
@@ -192,8 +173,8 @@ class TcpLinkTest {
             connections.add(client.connect());
         }
         exchange(client, connections, range(0, 200));
-        assertEquals(clientThreads, threadsOf(client.fabric), "the client's threads at 10 and 200 connections");
-        assertEquals(serverThreads, threadsOf(server), "the server's threads at 10 and 200 connections");
+        assertEquals(clientThreads, RawLink.threadsOf(client.fabric), "the client's threads at 10 and 200 connections");
+        assertEquals(serverThreads, RawLink.threadsOf(server), "the server's threads at 10 and 200 connections");
         assertTrue(clientThreads.stream().anyMatch(n -> n.contains("-io-")), clientThreads.toString());
         assertEquals(1, links(client.fabric), "200 connections share one socket");
         assertEquals(1, links(server));
@@ -201,25 +182,27 @@ class TcpLinkTest {
         for (CmId[] c : connections) {
             c[0].close();
         }
-        eventually("the client closes the link its last connection left", () -> links(client.fabric) == 0);
-        eventually("the server sees the link end", () -> links(server) == 0);
+        RawLink.eventually("the client closes the link its last connection left", STEP,
+                () -> links(client.fabric) == 0);
+        RawLink.eventually("the server sees the link end", STEP, () -> links(server) == 0);
         for (CmId[] c : connections) {
             c[1].close();
         }
         client.fabric.close();
-        eventually("the client's threads stop with its fabric", () -> threadsOf(client.fabric).isEmpty());
+        RawLink.eventually("the client's threads stop with its fabric", STEP,
+                () -> RawLink.threadsOf(client.fabric).isEmpty());
     }
 
     @Test
     void ioThreadsIsTheNumberOfIoThreads() throws Exception {
         Client client = new Client(Map.of("io.threads", "3"));
-        assertEquals(List.of(), threadsOf(client.fabric).stream().filter(n -> n.contains("-io-")).toList(),
+        assertEquals(List.of(), RawLink.threadsOf(client.fabric).stream().filter(n -> n.contains("-io-")).toList(),
                 "no I/O thread before the first link");
         List<CmId[]> connections = List.of(client.connect(), client.connect());
         exchange(client, connections, List.of(0, 1));
         String prefix = "rdma-" + ((SoftFabric) client.fabric).id + "-io-";
         assertEquals(List.of(prefix + 0, prefix + 1, prefix + 2),
-                threadsOf(client.fabric).stream().filter(n -> n.startsWith(prefix)).toList());
+                RawLink.threadsOf(client.fabric).stream().filter(n -> n.startsWith(prefix)).toList());
     }
 
     @Test
@@ -235,8 +218,8 @@ class TcpLinkTest {
         }
         assertEquals(Set.of(connections.get(0)[1].handle(), connections.get(1)[1].handle()), disconnected,
                 "the peer hears every connection end");
-        eventually("the peer's side of the link ends", () -> links(server) == 0);
-        eventually("no thread outlives the fabric", () -> threadsOf(client.fabric).isEmpty());
+        RawLink.eventually("the peer's side of the link ends", STEP, () -> links(server) == 0);
+        RawLink.eventually("no thread outlives the fabric", STEP, () -> RawLink.threadsOf(client.fabric).isEmpty());
     }
 
     @Test
@@ -306,7 +289,7 @@ class TcpLinkTest {
             }
         }
         assertEquals(Set.of(), receives, "every outstanding receive completes in error");
-        eventually("the link is gone", () -> links(server) == 0);
+        RawLink.eventually("the link is gone", STEP, () -> links(server) == 0);
     }
 
     @Test
@@ -343,7 +326,7 @@ class TcpLinkTest {
         }
         assertEquals(agents.stream().map(CmId::handle).collect(Collectors.toSet()), disconnected,
                 "a link whose outbox overflows ends, and every connection on it");
-        eventually("the link is gone", () -> links(server) == 0);
+        RawLink.eventually("the link is gone", STEP, () -> links(server) == 0);
         raw.close();
     }
 
@@ -356,7 +339,7 @@ class TcpLinkTest {
     void garbageOnALinkEndsThatLinkOnly() throws Exception {
         Client before = new Client();
         List<CmId[]> established = List.<CmId[]>of(before.connect());
-        List<String> serverThreads = threadsOf(server);
+        List<String> serverThreads = RawLink.threadsOf(server);
         int port = listener.localAddress().getPort();
 
         ByteBuffer oversized = ByteBuffer.allocate(4).putInt(Integer.MAX_VALUE);
@@ -371,7 +354,8 @@ class TcpLinkTest {
         for (ByteBuffer garbage : List.of(oversized, unknownTag, hugePrivateData, payloadPastTheFrame)) {
             try (SocketChannel raw = RawLink.open(port, RawLink.secret(server), 0)) {
                 raw.socket().getOutputStream().write(garbage.array());
-                assertEndedByTheServer(raw.socket().getInputStream());
+                RawLink.assertEndedByTheServer(raw.socket().getInputStream(),
+                        "the server ends a link that sends garbage");
             }
         }
         // a frame cut short by the end of its socket
@@ -380,21 +364,14 @@ class TcpLinkTest {
             out.writeInt(100);
             out.write(new byte[10]);
         }
-        eventually("every garbage link ended", () -> links(server) == 1);
+        RawLink.eventually("every garbage link ended", STEP, () -> links(server) == 1);
 
         exchange(before, established, List.of(0));
         Client after = new Client();
         List<CmId[]> fresh = List.<CmId[]>of(after.connect());
         exchange(after, fresh, List.of(0));
-        assertEquals(serverThreads, threadsOf(server), "the I/O thread outlived every bad link");
+        assertEquals(serverThreads, RawLink.threadsOf(server), "the I/O thread outlived every bad link");
         assertNull(serverEvents.await(Duration.ofMillis(100)), "no connection of the server ended");
     }
 
-    private static void assertEndedByTheServer(InputStream in) throws IOException {
-        try {
-            assertEquals(-1, in.read(), "the server ends a link that sends garbage");
-        } catch (SocketException reset) {
-            assertNotNull(reset.getMessage()); // a reset ends it too
-        }
-    }
 }
