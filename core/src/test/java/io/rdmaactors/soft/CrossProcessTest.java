@@ -127,20 +127,23 @@ class CrossProcessTest {
                 }
             }
 
-            // one message larger than a link's buffer each way: a 512 KiB write, read back whole
+            // one message larger than a link's buffer each way: a 512 KiB write, read back whole;
+            // twice, the second time through the buffers each link kept from the first
             int large = SoftPeerProcess.REGION / 4;
-            for (int b = 0; b < large; b++) {
-                mem.put(b, (byte) (b * 7 + 1));
-            }
-            qp.postSend(SendWorkRequest.write(8, remoteAddress + writeBase, rkey, local.sge(0, large)));
-            assertEquals(WcStatus.SUCCESS, awaitSend(cq).status());
-            qp.postSend(SendWorkRequest.read(9, remoteAddress + writeBase, rkey, local.sge(large, large)));
-            WorkCompletion whole = awaitSend(cq);
-            assertEquals(WcStatus.SUCCESS, whole.status());
-            assertEquals(large, whole.byteLen());
-            for (int b = 0; b < large; b++) {
-                if (mem.get(large + b) != (byte) (b * 7 + 1)) {
-                    fail("the large write read back wrong at byte " + b);
+            for (int round = 0; round < 2; round++) {
+                for (int b = 0; b < large; b++) {
+                    mem.put(b, (byte) (b * 7 + 1 + round));
+                }
+                qp.postSend(SendWorkRequest.write(8, remoteAddress + writeBase, rkey, local.sge(0, large)));
+                assertEquals(WcStatus.SUCCESS, awaitSend(cq).status());
+                qp.postSend(SendWorkRequest.read(9, remoteAddress + writeBase, rkey, local.sge(large, large)));
+                WorkCompletion whole = awaitSend(cq);
+                assertEquals(WcStatus.SUCCESS, whole.status());
+                assertEquals(large, whole.byteLen());
+                for (int b = 0; b < large; b++) {
+                    if (mem.get(large + b) != (byte) (b * 7 + 1 + round)) {
+                        fail("round " + round + ": the large write read back wrong at byte " + b);
+                    }
                 }
             }
 
