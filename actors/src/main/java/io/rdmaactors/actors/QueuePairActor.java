@@ -660,7 +660,8 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             for (int i = 0; i < n; i++) {
                 WorkCompletion wc = batch[i];
                 if ((wc.wrId() & RECEIVE) != 0) {
-                    receives++;
+                    // flushed receives are not traffic: growing on them would register memory only to flush it
+                    receives += wc.isSuccess() ? 1 : 0;
                     onReceive(wc);
                 } else {
                     onSendCompletion(wc);

@@ -8,9 +8,11 @@ import java.util.concurrent.atomic.AtomicLongArray;
 public final class ResourceLedger {
 
     private final AtomicLongArray live = new AtomicLongArray(ResourceKind.values().length);
+    private final AtomicLongArray created = new AtomicLongArray(ResourceKind.values().length);
 
     public void opened(ResourceKind kind) {
         live.incrementAndGet(kind.ordinal());
+        created.incrementAndGet(kind.ordinal());
     }
 
     public void closed(ResourceKind kind) {
@@ -21,6 +23,11 @@ public final class ResourceLedger {
 
     public long live(ResourceKind kind) {
         return live.get(kind.ordinal());
+    }
+
+    /** Every resource of the kind ever opened, closed or not: what a step cost, beyond what it left. */
+    public long created(ResourceKind kind) {
+        return created.get(kind.ordinal());
     }
 
     public long total() {

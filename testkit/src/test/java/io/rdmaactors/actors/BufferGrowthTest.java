@@ -56,4 +56,16 @@ class BufferGrowthTest {
         kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
+
+    @Test
+    void closingRegistersNothingForTheReceivesItFlushes() {
+        RdmaTestKit.Listener listener = kit.listen(4);
+        RdmaTestKit.Pair pair = kit.connect(listener);
+        long registered = kit.fabric().ledger().created(ResourceKind.MEMORY_REGION);
+        kit.close(pair);
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+        assertEquals(registered, kit.fabric().ledger().created(ResourceKind.MEMORY_REGION),
+                "the flushed receives of a closing connection are not traffic to grow for");
+    }
 }
