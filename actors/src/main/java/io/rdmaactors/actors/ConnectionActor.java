@@ -487,7 +487,7 @@ final class ConnectionActor {
     }
 
     private static RdmaProtocol.ErrorClosed handlerTerminated() {
-        return new RdmaProtocol.ErrorClosed(new IllegalStateException("the connection's handler terminated"));
+        return new RdmaProtocol.ErrorClosed(new RdmaProtocol.ConnectionClosed("the connection's handler terminated"));
     }
 
     /** The QP actor took the new handler already; events from here go to it too, and its death ends the connection. */
@@ -658,7 +658,7 @@ final class ConnectionActor {
      * or the system shutting down) still tells its handler.
      */
     private Behavior<ConnectionCommand> release() {
-        IllegalStateException stopped = new IllegalStateException("rdma-actors stopped");
+        RdmaProtocol.ConnectionClosed stopped = new RdmaProtocol.ConnectionClosed("rdma-actors stopped");
         if (connected) {
             tellDisconnected(new RdmaProtocol.ErrorClosed(stopped));
         } else if (handler != null && !told) {

@@ -635,10 +635,14 @@ public final class RdmaProtocol {
         }
     }
 
-    /** The connection closed before the command completed. */
+    /**
+     * The connection closed before the command completed, or ended for a reason of this side (its
+     * handler stopped, the system stopped). An outcome, not a bug: like Pekko's NoStackTrace it
+     * carries no stack trace, which a system closing thousands of connections would pay for each.
+     */
     public static final class ConnectionClosed extends RuntimeException {
         public ConnectionClosed(String message) {
-            super(message);
+            super(message, null, false, false);
         }
     }
 }
