@@ -37,7 +37,9 @@ import org.apache.pekko.util.ByteString;
  * rdma-actors on the soft fabric against what a Pekko user would pick instead, Pekko TCP, between
  * two JVMs on 127.0.0.1: this process is the client of both, the child ({@link EchoSinkPeer})
  * serves both. The typed API against Pekko IO ({@code Tcp}): ping-pong of 64 B, 4 KiB and 16 MiB
- * (every round trip in an HdrHistogram, p50 and p99; 16 MiB Sends go by rendezvous), and one-way streaming of 64 B (msg/s) and 64 KiB
+ * (every round trip in an HdrHistogram, p50 and p99; 16 MiB Sends go by rendezvous; TCP's 16 MiB
+ * messages go to an echo that returns each whole, as an RDMA Send is delivered whole, where the
+ * smaller ones come in one read anyway), and one-way streaming of 64 B (msg/s) and 64 KiB
  * (MB/s); streams use each transport's own flow control: rdma-actors keeps a send queue's worth of
  * Sends outstanding, each answered by Acked; Pekko IO TCP writes with an ack and sends the next
  * write on it. The Streams API against Pekko Streams' {@code Tcp}: an echo of 64 B and 64 KiB
@@ -381,8 +383,10 @@ public final class ActorVersusPekkoTcp {
 
     private Histogram tcpPingPong(int size, int count) throws Exception {
         CompletableFuture<Histogram> result = new CompletableFuture<>();
+        boolean messages = size > 64 * 1024; // more than one read carries: to the message echo
         classic().systemActorOf(Props.create(TcpPingPong.class, () -> new TcpPingPong(
-                new InetSocketAddress("127.0.0.1", ports[2]), size, count, result)), "tcp-ping-" + System.nanoTime());
+                new InetSocketAddress("127.0.0.1", ports[messages ? 6 : 2]), size, count, messages, result)),
+                "tcp-ping-" + System.nanoTime());
         return await(result);
     }
 
@@ -409,9 +413,9 @@ public final class ActorVersusPekkoTcp {
         final CompletableFuture<R> result;
         org.apache.pekko.actor.ActorRef connection;
 
-        TcpClient(InetSocketAddress remote, int size, int count, CompletableFuture<R> result) {
+        TcpClient(InetSocketAddress remote, ByteString message, int count, CompletableFuture<R> result) {
             this.remote = remote;
-            this.message = ByteString.fromArray(new byte[size]);
+            this.message = message;
             this.count = count;
             this.result = result;
         }
@@ -438,14 +442,16 @@ public final class ActorVersusPekkoTcp {
         }
     }
 
-    /** Writes a message, reads until all of it came back, times that, repeats. */
+    /** Writes a message (framed by its length for the message echo), reads until all of it came back, times that, repeats. */
     static final class TcpPingPong extends TcpClient<Histogram> {
         private final Histogram histogram = new Histogram(3_600_000_000L, 3);
         private long start;
         private int received;
 
-        TcpPingPong(InetSocketAddress remote, int size, int count, CompletableFuture<Histogram> result) {
-            super(remote, size, count, result);
+        TcpPingPong(InetSocketAddress remote, int size, int count, boolean framed,
+                    CompletableFuture<Histogram> result) {
+            super(remote, framed ? ByteString.fromArray(ByteBuffer.allocate(4 + size).putInt(size).array())
+                    : ByteString.fromArray(new byte[size]), count, result);
         }
 
         @Override
@@ -484,7 +490,7 @@ public final class ActorVersusPekkoTcp {
         private int sent;
 
         TcpStream(InetSocketAddress remote, int size, int count, CompletableFuture<Double> result) {
-            super(remote, size, count, result);
+            super(remote, ByteString.fromArray(new byte[size]), count, result);
         }
 
         @Override

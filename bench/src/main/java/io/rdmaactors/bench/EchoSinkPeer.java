@@ -54,8 +54,10 @@ public final class EchoSinkPeer {
             List<ActorRef<InetSocketAddress>> slots = portSlots(ctx, ports);
             ctx.spawn(listener(ctx.getSystem(), echo(), slots.get(0)), "rdma-echo");
             ctx.spawn(listener(ctx.getSystem(), sink(), slots.get(1)), "rdma-sink");
-            Adapter.actorOf(ctx, Props.create(TcpServer.class, () -> new TcpServer(false, slots.get(2))), "tcp-echo");
-            Adapter.actorOf(ctx, Props.create(TcpServer.class, () -> new TcpServer(true, slots.get(3))), "tcp-sink");
+            Adapter.actorOf(ctx, TcpServer.props(Props.create(TcpEcho.class, () -> new TcpEcho(false)), slots.get(2)), "tcp-echo");
+            Adapter.actorOf(ctx, TcpServer.props(Props.create(TcpSink.class, TcpSink::new), slots.get(3)), "tcp-sink");
+            Adapter.actorOf(ctx, TcpServer.props(Props.create(TcpEcho.class, () -> new TcpEcho(true)),
+                    slots.get(4)), "tcp-message-echo");
             return Behaviors.empty();
         }), "peer", ConfigFactory.parseString("pekko.loglevel = WARNING\nrdma-actors.buffer-size = " + bufferSize)
                 .withFallback(ConfigFactory.load()));
@@ -70,7 +72,7 @@ public final class EchoSinkPeer {
         int tcpStreams = org.apache.pekko.stream.javadsl.Tcp.get(system).bind("127.0.0.1", 0)
                 .to(Sink.foreach(c -> c.handleWith(framedEcho, system))).run(system)
                 .toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress().getPort();
-        System.out.printf("PORTS %d %d %d %d %d %d%n", p[0], p[1], p[2], p[3], rdmaStreams, tcpStreams);
+        System.out.printf("PORTS %d %d %d %d %d %d %d%n", p[0], p[1], p[2], p[3], rdmaStreams, tcpStreams, p[4]);
         System.out.flush();
         try {
             while (System.in.read() >= 0) {
@@ -85,13 +87,13 @@ public final class EchoSinkPeer {
 
     /** One actor per server that records its port; the last one completes {@code ports}. */
     private static List<ActorRef<InetSocketAddress>> portSlots(ActorContext<Void> ctx, CompletableFuture<int[]> ports) {
-        int[] bound = new int[4];
+        int[] bound = new int[5];
         int[] left = {bound.length};
         List<ActorRef<InetSocketAddress>> slots = new ArrayList<>();
         for (int i = 0; i < bound.length; i++) {
             int slot = i;
             slots.add(ctx.spawn(Behaviors.<InetSocketAddress>receiveMessage(a -> {
-                synchronized (bound) { // four actors, four threads
+                synchronized (bound) { // one actor per server, each on its own thread
                     bound[slot] = a.getPort();
                     if (--left[0] == 0) {
                         ports.complete(bound.clone());
@@ -174,12 +176,17 @@ public final class EchoSinkPeer {
 
     /** A Pekko IO TCP server: each connection echoes, or sinks and answers its announced total. */
     static final class TcpServer extends AbstractActor {
-        private final boolean sink;
+        private final Props handler;
         private final ActorRef<InetSocketAddress> bound;
 
-        TcpServer(boolean sink, ActorRef<InetSocketAddress> bound) {
-            this.sink = sink;
+        private TcpServer(Props handler, ActorRef<InetSocketAddress> bound) {
+            this.handler = handler;
             this.bound = bound;
+        }
+
+        /** A server that hands each connection to a new actor of {@code handler}. */
+        static Props props(Props handler, ActorRef<InetSocketAddress> bound) {
+            return Props.create(TcpServer.class, () -> new TcpServer(handler, bound));
         }
 
         @Override
@@ -193,9 +200,7 @@ public final class EchoSinkPeer {
             return receiveBuilder()
                     .match(Tcp.Bound.class, b -> bound.tell(b.localAddress()))
                     .match(Tcp.Connected.class, c -> {
-                        org.apache.pekko.actor.ActorRef handler = getContext().actorOf(sink
-                                ? Props.create(TcpSink.class, TcpSink::new) : Props.create(TcpEcho.class, TcpEcho::new));
-                        getSender().tell(TcpMessage.register(handler), getSelf());
+                        getSender().tell(TcpMessage.register(getContext().actorOf(handler)), getSelf());
                     })
                     .build();
         }
@@ -203,19 +208,33 @@ public final class EchoSinkPeer {
 
     /**
      * Echoes what it receives with ack-based writing, as Pekko IO wants: one write in flight, what
-     * arrives meanwhile gathered into the next (a 16 MiB message arrives in many pieces).
+     * arrives meanwhile gathered into the next (a 16 MiB message arrives in many pieces). A byte echo
+     * sends a large message's first bytes back while its last ones still arrive; a message echo
+     * (each framed by a 4-byte length) writes a message back once all of it came, as an application
+     * with a message protocol over TCP must, and as an RDMA Send is delivered.
      */
     static final class TcpEcho extends AbstractActor {
         private static final Tcp.Event WRITTEN = new Tcp.Event() {
         };
+        private final boolean messages;
+        /** Message echo: the part of a message that came so far. */
+        private ByteString partial = ByteString.emptyByteString();
         private ByteString unsent = ByteString.emptyByteString();
         private boolean writing;
+
+        TcpEcho(boolean messages) {
+            this.messages = messages;
+        }
 
         @Override
         public Receive createReceive() {
             return receiveBuilder()
                     .match(Tcp.Received.class, r -> {
-                        unsent = unsent.concat(r.data());
+                        if (messages) {
+                            gatherMessages(r.data());
+                        } else {
+                            unsent = unsent.concat(r.data());
+                        }
                         write();
                     })
                     .matchEquals(WRITTEN, w -> {
@@ -224,6 +243,18 @@ public final class EchoSinkPeer {
                     })
                     .match(Tcp.ConnectionClosed.class, c -> getContext().stop(getSelf()))
                     .build();
+        }
+
+        private void gatherMessages(ByteString data) {
+            partial = partial.concat(data);
+            while (partial.size() >= 4) {
+                int frame = 4 + partial.take(4).toByteBuffer().getInt();
+                if (partial.size() < frame) {
+                    return;
+                }
+                unsent = unsent.concat(partial.take(frame));
+                partial = partial.drop(frame);
+            }
         }
 
         private void write() {
