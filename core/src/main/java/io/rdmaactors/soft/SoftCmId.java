@@ -81,7 +81,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     private InetSocketAddress remote;
     private volatile SoftQueuePair qp;
     private long psn;
-    /** What the active side connected with, for its QP when the REP comes. */
+    /** What the active side connected with: its retry count is its QP's when the REP comes. */
     private ConnectionParameters connectParameters;
 
     private ServerSocketChannel server;
@@ -344,8 +344,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         }
         psn = ThreadLocalRandom.current().nextInt(1 << 24);
         connectParameters = parameters;
-        CmMessage req = new CmMessage(CmMessage.Type.REQ, qp.qpNum(), psn, port.gid, port.portNum, 0,
-                parameters.privateData(), local, remote);
+        CmMessage req = CmMessage.connecting(CmMessage.Type.REQ, qp.qpNum(), psn, port, parameters, local, remote);
         state = State.CONNECT;
         cmTimer = fabric.timer.schedule(this::connectTimedOut, fabric.cmTimeoutMs, TimeUnit.MILLISECONDS);
         SoftCmId target = fabric.localTransport ? findListener(remote) : null;
@@ -496,26 +495,27 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         psn = ThreadLocalRandom.current().nextInt(1 << 24);
         SoftCmId p = peer;
         qp.connectTo(p == null ? null : p.qp, link);
-        readyQueuePair(request, parameters);
+        // ib_cm keeps the REQ's retry counts for this QP: rdma_accept moves it to RTS before the REP
+        // carries this side's own rnr_retry_count to the peer
+        readyQueuePair(request, parameters.responderResources(), parameters.initiatorDepth(), request.retryCount(),
+                request.rnrRetryCount());
         releaseListener();
         state = State.ACCEPTED;
         cmTimer = fabric.timer.schedule(this::connectTimedOut, fabric.cmTimeoutMs, TimeUnit.MILLISECONDS);
-        sendToPeer(new CmMessage(CmMessage.Type.REP, qp.qpNum(), psn, port.gid, port.portNum, 0,
-                parameters.privateData(), local, remote));
+        sendToPeer(CmMessage.connecting(CmMessage.Type.REP, qp.qpNum(), psn, port, parameters, local, remote));
     }
 
     /**
-     * Moves the QP to RTS towards the peer described by its REQ or REP, as rdma_cm does, with this
-     * side's own parameters. rdma_cm hands each QP some of the peer's instead (the passive QP the
-     * REQ's retry counts, the active QP the REP's rnr_retry_count and resources), but the soft CM's
-     * messages and the TCP link's frames do not carry them: the two agree when both sides ask alike.
+     * Moves the QP to RTS towards the peer described by its REQ or REP, as rdma_cm does: with the
+     * responder resources it answers reads and atomics with (max_dest_rd_atomic), the reads and
+     * atomics it keeps outstanding (max_rd_atomic) and the retry counts the CM settled on.
      */
-    private void readyQueuePair(CmMessage from, ConnectionParameters parameters) {
+    private void readyQueuePair(CmMessage from, int maxDestRdAtomic, int maxRdAtomic, int retryCount, int rnrRetry) {
         AddressVector path = AddressVector.global(from.gid(), port.portNum);
         qp.modify(QpAttributes.readyToReceive(path, from.qpn(), (int) from.psn()).pathMtu(SoftDevice.MTU)
-                .maxDestRdAtomic(parameters.responderResources()));
-        qp.modify(QpAttributes.readyToSend((int) psn).timeout(ACK_TIMEOUT).retryCount(parameters.retryCount())
-                .rnrRetry(parameters.rnrRetryCount()).maxRdAtomic(parameters.initiatorDepth()));
+                .maxDestRdAtomic(maxDestRdAtomic));
+        qp.modify(QpAttributes.readyToSend((int) psn).timeout(ACK_TIMEOUT).retryCount(retryCount).rnrRetry(rnrRetry)
+                .maxRdAtomic(maxRdAtomic));
     }
 
     private void releaseListener() {
@@ -565,7 +565,10 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
                 peer = from;
                 try {
                     qp.connectTo(from == null ? null : from.qp, link);
-                    readyQueuePair(m, connectParameters);
+                    // ib_cm's REP handler: the peer's rnr_retry_count, and its resources crossed (what it
+                    // answers is what this side may ask); the transport retries stay this side's own
+                    readyQueuePair(m, m.initiatorDepth(), m.responderResources(), connectParameters.retryCount(),
+                            m.rnrRetryCount());
                 } catch (VerbsException e) {
                     state = State.REJECTED;
                     sendToPeer(CmMessage.reject(CmEvent.Rejected.CONSUMER_DEFINED, new byte[0]));
