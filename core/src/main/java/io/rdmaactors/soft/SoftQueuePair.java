@@ -620,7 +620,9 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
                     }
                 }
                 if (init.type() == QpType.UD) {
-                    sendDatagram(w);
+                    // in flight until the wire carried it, so a flush meanwhile completes it once
+                    inflight.add(w);
+                    fabric.onWire(() -> carryDatagram(w));
                     continue;
                 }
                 w.psn = nextPsn++;
@@ -792,7 +794,8 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
     }
 
     private void armRetransmit() {
-        if (inflight.isEmpty() || retransmitTimer != null || timeout == 0 || isClosed()) {
+        // UD is unreliable: a datagram in flight is never sent again
+        if (inflight.isEmpty() || retransmitTimer != null || timeout == 0 || isClosed() || init.type() == QpType.UD) {
             return;
         }
         lastProgress = System.nanoTime();
@@ -865,6 +868,23 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
                     sendLock.unlock();
                 }
             });
+        }
+    }
+
+    /**
+     * The wire's turn for a datagram: delivered or dropped, then completed. Nothing happens when
+     * the QP flushed it meanwhile (it is no longer the oldest in flight).
+     */
+    private void carryDatagram(SendWqe w) {
+        sendLock.lock();
+        try {
+            if (inflight.peek() != w) {
+                return;
+            }
+            inflight.poll();
+            sendDatagram(w);
+        } finally {
+            sendLock.unlock();
         }
     }
 

@@ -3,10 +3,20 @@ package io.rdmaactors.soft;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdmaactors.cm.AddressVector;
 import io.rdmaactors.conformance.Loopback;
 import io.rdmaactors.verbs.Access;
+import io.rdmaactors.verbs.AddressHandle;
+import io.rdmaactors.verbs.CompletionQueue;
+import io.rdmaactors.verbs.Device;
 import io.rdmaactors.verbs.Fabric;
 import io.rdmaactors.verbs.MemoryRegion;
+import io.rdmaactors.verbs.ProtectionDomain;
+import io.rdmaactors.verbs.QpAttributes;
+import io.rdmaactors.verbs.QpInitAttributes;
+import io.rdmaactors.verbs.QpState;
+import io.rdmaactors.verbs.QueuePair;
+import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.SendWorkRequest;
 import io.rdmaactors.verbs.WcStatus;
 import io.rdmaactors.verbs.WorkCompletion;
@@ -20,10 +30,14 @@ import org.junit.jupiter.api.Timeout;
 /**
  * A work request between QPs of one JVM runs after its post returned, on the fabric's wire, as a
  * device runs it: the buffer is the fabric's until the completion, which a program that reuses
- * it early finds out here as on hardware. Option {@code wire=sync} runs it inside the post.
+ * it early finds out here as on hardware. A UD datagram goes the same way. Option {@code wire=sync}
+ * runs them inside the post.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class SoftWireTest {
+
+    private static final int GRH = 40;
+    private static final int QKEY = 0x1111_2222;
 
     @Test
     void aWriteRunsAfterItsPostReturnedAndReadsItsBufferThen() throws Exception {
@@ -41,14 +55,57 @@ class SoftWireTest {
             source.buffer().putLong(0, 2); // reused before its completion: what goes out is what is there then
             held.countDown();
 
-            WorkCompletion[] wc = new WorkCompletion[1];
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (loop.a.cq.poll(wc) == 0) {
-                assertTrue(System.nanoTime() < deadline, "the write completes once the wire is free");
-                Thread.onSpinWait();
-            }
-            assertEquals(WcStatus.SUCCESS, wc[0].status());
+            assertEquals(WcStatus.SUCCESS, awaitCompletion(loop.a.cq).status());
             assertEquals(2, target.buffer().getLong(0));
+        }
+    }
+
+    @Test
+    void aDatagramGoesOnTheWireAfterItsPostReturned() throws Exception {
+        try (Fabric fabric = Fabric.open("soft")) {
+            Device device = fabric.devices().get(0);
+            ProtectionDomain pd = device.allocateProtectionDomain();
+            CompletionQueue sendCq = device.createCompletionQueue(4, null);
+            CompletionQueue recvCq = device.createCompletionQueue(4, null);
+            QueuePair sender = udQueuePair(pd, sendCq, recvCq);
+            QueuePair receiver = udQueuePair(pd, sendCq, recvCq);
+            AddressHandle ah = pd.createAddressHandle(
+                    AddressVector.global(device.queryPort(Loopback.PORT).gid(0), Loopback.PORT));
+            MemoryRegion inbox = pd.register(ByteBuffer.allocateDirect(GRH + 8));
+            MemoryRegion source = pd.register(ByteBuffer.allocateDirect(8).putLong(0, 1));
+            receiver.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
+            CountDownLatch held = new CountDownLatch(1);
+            ((SoftFabric) fabric).onWire(() -> await(held)); // the wire is busy with something else
+
+            sender.postSend(SendWorkRequest.send(2, source.sge()).to(ah, receiver.qpNum(), QKEY));
+            assertEquals(0, sendCq.poll(new WorkCompletion[1]), "no send completion while the wire has not carried it");
+            assertEquals(0, recvCq.poll(new WorkCompletion[1]), "nothing delivered yet");
+            source.buffer().putLong(0, 2); // reused before its completion: what goes out is what is there then
+            held.countDown();
+
+            assertEquals(WcStatus.SUCCESS, awaitCompletion(recvCq).status());
+            assertEquals(WcStatus.SUCCESS, awaitCompletion(sendCq).status());
+            assertEquals(2, inbox.buffer().getLong(GRH));
+        }
+    }
+
+    @Test
+    void withWireSyncADatagramIsDeliveredWhenItsPostReturns() throws Exception {
+        try (Fabric fabric = Fabric.open("soft", Map.of("wire", "sync"))) {
+            Device device = fabric.devices().get(0);
+            ProtectionDomain pd = device.allocateProtectionDomain();
+            CompletionQueue cq = device.createCompletionQueue(4, null);
+            QueuePair sender = udQueuePair(pd, cq, cq);
+            QueuePair receiver = udQueuePair(pd, cq, cq);
+            AddressHandle ah = pd.createAddressHandle(
+                    AddressVector.global(device.queryPort(Loopback.PORT).gid(0), Loopback.PORT));
+            MemoryRegion inbox = pd.register(ByteBuffer.allocateDirect(GRH + 8));
+            MemoryRegion source = pd.register(ByteBuffer.allocateDirect(8).putLong(0, 7));
+            receiver.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
+            sender.postSend(SendWorkRequest.send(2, source.sge()).to(ah, receiver.qpNum(), QKEY));
+            WorkCompletion[] wc = new WorkCompletion[2];
+            assertEquals(2, cq.poll(wc), "received and completed before the post returned");
+            assertEquals(7, inbox.buffer().getLong(GRH));
         }
     }
 
@@ -64,6 +121,25 @@ class SoftWireTest {
             assertEquals(WcStatus.SUCCESS, wc[0].status());
             assertEquals(7, target.buffer().getLong(0), "written before the post returned");
         }
+    }
+
+    private static QueuePair udQueuePair(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq) {
+        QueuePair qp = pd.createQueuePair(QpInitAttributes.ud(sendCq, 4, 4).withCompletionQueues(sendCq, recvCq));
+        qp.modify(QpAttributes.of().state(QpState.INIT).portNum(Loopback.PORT).pkeyIndex(0).qkey(QKEY));
+        qp.modify(QpAttributes.of().state(QpState.RTR));
+        qp.modify(QpAttributes.of().state(QpState.RTS).sqPsn(0));
+        return qp;
+    }
+
+    /** The next completion of {@code cq}, once the wire is free to carry what makes it. */
+    private static WorkCompletion awaitCompletion(CompletionQueue cq) {
+        WorkCompletion[] wc = new WorkCompletion[1];
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (cq.poll(wc) == 0) {
+            assertTrue(System.nanoTime() < deadline, "a completion once the wire is free");
+            Thread.onSpinWait();
+        }
+        return wc[0];
     }
 
     private static void await(CountDownLatch latch) {
