@@ -723,14 +723,14 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     @Override
     public Packet onRequest(Packet request) {
         SoftQueuePair q = qp;
-        return q == null ? null : q.onRequest(request);
+        return q == null ? null : q.responder.onRequest(request);
     }
 
     @Override
     public void onResponse(Packet response) {
         SoftQueuePair q = qp;
         if (q != null) {
-            q.onResponse(response);
+            q.completer.onResponse(response);
         }
     }
 
