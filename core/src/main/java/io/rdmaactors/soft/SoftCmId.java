@@ -28,7 +28,6 @@ import java.net.SocketTimeoutException;
 import java.nio.channels.ServerSocketChannel;
 import java.time.Duration;
 import java.util.EnumSet;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
@@ -39,15 +38,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A soft RDMA CM id: address and route resolution, listening, the IB CM exchange
+ * A soft RDMA CM id (rdma_cm's cma.c): address and route resolution, listening (the REQs that
+ * reach a listening id are admitted by its {@link SoftCmListener}), the IB CM exchange
  * (REQ/REP/RTU, REJ, DREQ/DREP) with a peer id in this JVM or on a {@link TcpLink}, and
  * multicast membership. Its events go to the channel it is on at the time they happen.
  */
 final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
 
     private static final Logger log = LoggerFactory.getLogger(SoftCmId.class);
-    /** Listening ids of this JVM by bound address; a wildcard listener is keyed by 0.0.0.0. */
-    private static final Map<InetSocketAddress, SoftCmId> LISTENERS = new ConcurrentHashMap<>();
     /** Linux's ephemeral port range, which rdma_cm draws an unbound id's port from. */
     static final int EPHEMERAL_FIRST = 32768;
     static final int EPHEMERAL_LAST = 60999;
@@ -85,11 +83,10 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     private ConnectionParameters connectParameters;
 
     private ServerSocketChannel server;
-    private LinkAcceptor acceptor;
-    private int backlog;
-    private int pendingRequests;
+    /** What listens, once the id listens. */
+    private SoftCmListener listening;
     /** The listener a passive id was born from, until it is accepted or rejected. */
-    private SoftCmId listener;
+    private SoftCmListener listener;
     private CmMessage request;
 
     /** The peer id in this JVM, or null when it is behind {@link #link}. */
@@ -119,7 +116,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     }
 
     @Override
-    public EventChannel channel() {
+    public SoftEventChannel channel() {
         return channel;
     }
 
@@ -211,19 +208,12 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         if (backlogSize < 1) {
             throw new InvalidRequestException("rdma_listen", "backlog must be positive");
         }
-        this.backlog = backlogSize;
-        InetSocketAddress key = local.getAddress().isAnyLocalAddress()
-                ? new InetSocketAddress(InetAddress.getLoopbackAddress(), local.getPort()) : local;
-        if (local.getAddress().isAnyLocalAddress()) {
-            key = new InetSocketAddress(wildcard(), local.getPort());
-        }
         try {
-            acceptor = fabric.links.listen(server, this);
+            listening = SoftCmListener.listen(this, server, local, backlogSize);
         } catch (IOException e) {
             throw new VerbsException("rdma_listen", VerbsException.EADDRINUSE, "cannot listen on " + local + ": "
                     + e.getMessage(), e);
         }
-        LISTENERS.put(key, this);
         state = State.LISTEN;
     }
 
@@ -347,18 +337,13 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         CmMessage req = CmMessage.connecting(CmMessage.Type.REQ, qp.qpNum(), psn, port, parameters, local, remote);
         state = State.CONNECT;
         cmTimer = fabric.timer.schedule(this::connectTimedOut, fabric.cmTimeoutMs, TimeUnit.MILLISECONDS);
-        SoftCmId target = fabric.localTransport ? findListener(remote) : null;
+        SoftCmListener target = fabric.localTransport ? SoftCmListener.find(remote) : null;
         if (target != null) {
-            target.fabric.execute(() -> target.onConnectRequest(req, this, null));
+            target.id.fabric.execute(() -> target.onConnectRequest(req, this, null));
         } else {
             InetSocketAddress to = remote;
             fabric.execute(() -> openLink(to, req));
         }
-    }
-
-    private static SoftCmId findListener(InetSocketAddress address) {
-        SoftCmId l = LISTENERS.get(address);
-        return l != null ? l : LISTENERS.get(new InetSocketAddress(wildcard(), address.getPort()));
     }
 
     /** Reaches a listener in another process; a refused connection means nobody listens there. */
@@ -422,39 +407,18 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         }
     }
 
-    /** A REQ reached this listener, from an id in this JVM ({@code from}) or over {@code via}. */
-    void onConnectRequest(CmMessage req, SoftCmId from, LinkConnection via) {
-        SoftCmId passive;
-        synchronized (this) {
-            int refusal = 0;
-            if (state != State.LISTEN || isClosed()) {
-                refusal = CmEvent.Rejected.INVALID_SERVICE_ID;
-            } else if (pendingRequests >= backlog) {
-                refusal = CmEvent.Rejected.CONSUMER_DEFINED;
-            }
-            if (refusal != 0) {
-                CmMessage rej = CmMessage.reject(refusal, new byte[0]);
-                if (from != null) {
-                    from.deliver(rej, null);
-                } else {
-                    via.send(rej);
-                    via.close();
-                }
-                return;
-            }
-            pendingRequests++;
-            passive = new SoftCmId(fabric, channel, portSpace);
-        }
-        passive.acceptRequest(this, req, from, via);
+    /** Whether REQs may still become passive ids here; the caller holds this id's monitor. */
+    boolean isListening() {
+        return state == State.LISTEN && !isClosed();
     }
 
-    private synchronized void acceptRequest(SoftCmId fromListener, CmMessage req, SoftCmId from,
-                                            LinkConnection via) {
+    /** This new id takes a REQ its listener admitted: CONNECT_REQUEST, with the id to accept or reject. */
+    synchronized void acceptRequest(SoftCmListener fromListener, CmMessage req, SoftCmId from, LinkConnection via) {
         listener = fromListener;
         request = req;
         SoftPort owning = req.destination() == null ? null : fabric.portFor(req.destination().getAddress());
-        port = owning != null ? owning : fromListener.port != null ? fromListener.port
-                : fabric.softDevices().get(0).ports[0];
+        SoftPort listenerPort = fromListener.id.port;
+        port = owning != null ? owning : listenerPort != null ? listenerPort : fabric.softDevices().get(0).ports[0];
         local = req.destination();
         remote = req.source();
         peer = from;
@@ -463,10 +427,10 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
             via.attach(this);
         }
         state = State.REQUEST_RECEIVED;
-        post(new CmEvent.ConnectRequest(handle, fromListener.handle, req.privateData(), null));
+        post(new CmEvent.ConnectRequest(handle, fromListener.id.handle, req.privateData(), null));
     }
 
-    private void deliver(CmMessage message, SoftCmId from) {
+    void deliver(CmMessage message, SoftCmId from) {
         if (!killed) {
             fabric.carryCm(() -> onCm(message, from));
         }
@@ -519,12 +483,10 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     }
 
     private void releaseListener() {
-        SoftCmId l = listener;
+        SoftCmListener l = listener;
         listener = null;
         if (l != null) {
-            synchronized (l) {
-                l.pendingRequests--;
-            }
+            l.released();
         }
     }
 
@@ -713,8 +675,8 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     public void onCm(LinkConnection via, CmMessage message) {
         if (state == State.LISTEN && message.type() == CmMessage.Type.REQ) {
             // a link outlives the listener that accepted it: a REQ goes to whoever listens there now
-            SoftCmId now = isClosed() ? findListener(message.destination()) : null;
-            (now != null && now.fabric == fabric ? now : this).onConnectRequest(message, null, via);
+            SoftCmListener now = isClosed() ? SoftCmListener.find(message.destination()) : null;
+            (now != null && now.id.fabric == fabric ? now : listening).onConnectRequest(message, null, via);
         } else {
             onCm(message, null);
         }
@@ -863,7 +825,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
                 releaseListener();
             }
             if (was == State.LISTEN) {
-                LISTENERS.values().remove(this);
+                listening.unregister();
             }
             for (InetSocketAddress g : groups) {
                 if (qp != null) {
@@ -873,8 +835,8 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
             }
             groups.clear();
         }
-        if (acceptor != null) {
-            acceptor.close();
+        if (listening != null) {
+            listening.close();
         } else {
             closeQuietly(server);
         }
