@@ -63,49 +63,31 @@ class SoftWireTest {
     @Test
     void aDatagramGoesOnTheWireAfterItsPostReturned() throws Exception {
         try (Fabric fabric = Fabric.open("soft")) {
-            Device device = fabric.devices().get(0);
-            ProtectionDomain pd = device.allocateProtectionDomain();
-            CompletionQueue sendCq = device.createCompletionQueue(4, null);
-            CompletionQueue recvCq = device.createCompletionQueue(4, null);
-            QueuePair sender = udQueuePair(pd, sendCq, recvCq);
-            QueuePair receiver = udQueuePair(pd, sendCq, recvCq);
-            AddressHandle ah = pd.createAddressHandle(
-                    AddressVector.global(device.queryPort(Loopback.PORT).gid(0), Loopback.PORT));
-            MemoryRegion inbox = pd.register(ByteBuffer.allocateDirect(GRH + 8));
-            MemoryRegion source = pd.register(ByteBuffer.allocateDirect(8).putLong(0, 1));
-            receiver.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
+            Datagram d = Datagram.between(fabric, 1);
             CountDownLatch held = new CountDownLatch(1);
             ((SoftFabric) fabric).onWire(() -> await(held)); // the wire is busy with something else
 
-            sender.postSend(SendWorkRequest.send(2, source.sge()).to(ah, receiver.qpNum(), QKEY));
-            assertEquals(0, sendCq.poll(new WorkCompletion[1]), "no send completion while the wire has not carried it");
-            assertEquals(0, recvCq.poll(new WorkCompletion[1]), "nothing delivered yet");
-            source.buffer().putLong(0, 2); // reused before its completion: what goes out is what is there then
+            d.send();
+            assertEquals(0, d.sendCq.poll(new WorkCompletion[1]), "no send completion while the wire has not carried it");
+            assertEquals(0, d.recvCq.poll(new WorkCompletion[1]), "nothing delivered yet");
+            d.source.buffer().putLong(0, 2); // reused before its completion: what goes out is what is there then
             held.countDown();
 
-            assertEquals(WcStatus.SUCCESS, awaitCompletion(recvCq).status());
-            assertEquals(WcStatus.SUCCESS, awaitCompletion(sendCq).status());
-            assertEquals(2, inbox.buffer().getLong(GRH));
+            assertEquals(WcStatus.SUCCESS, awaitCompletion(d.recvCq).status());
+            assertEquals(WcStatus.SUCCESS, awaitCompletion(d.sendCq).status());
+            assertEquals(2, d.inbox.buffer().getLong(GRH));
         }
     }
 
     @Test
     void withWireSyncADatagramIsDeliveredWhenItsPostReturns() throws Exception {
         try (Fabric fabric = Fabric.open("soft", Map.of("wire", "sync"))) {
-            Device device = fabric.devices().get(0);
-            ProtectionDomain pd = device.allocateProtectionDomain();
-            CompletionQueue cq = device.createCompletionQueue(4, null);
-            QueuePair sender = udQueuePair(pd, cq, cq);
-            QueuePair receiver = udQueuePair(pd, cq, cq);
-            AddressHandle ah = pd.createAddressHandle(
-                    AddressVector.global(device.queryPort(Loopback.PORT).gid(0), Loopback.PORT));
-            MemoryRegion inbox = pd.register(ByteBuffer.allocateDirect(GRH + 8));
-            MemoryRegion source = pd.register(ByteBuffer.allocateDirect(8).putLong(0, 7));
-            receiver.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
-            sender.postSend(SendWorkRequest.send(2, source.sge()).to(ah, receiver.qpNum(), QKEY));
-            WorkCompletion[] wc = new WorkCompletion[2];
-            assertEquals(2, cq.poll(wc), "received and completed before the post returned");
-            assertEquals(7, inbox.buffer().getLong(GRH));
+            Datagram d = Datagram.between(fabric, 7);
+            d.send();
+            WorkCompletion[] wc = new WorkCompletion[1];
+            assertEquals(1, d.recvCq.poll(wc), "received before the post returned");
+            assertEquals(1, d.sendCq.poll(wc), "completed before the post returned");
+            assertEquals(7, d.inbox.buffer().getLong(GRH));
         }
     }
 
@@ -123,12 +105,34 @@ class SoftWireTest {
         }
     }
 
-    private static QueuePair udQueuePair(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq) {
-        QueuePair qp = pd.createQueuePair(QpInitAttributes.ud(sendCq, 4, 4).withCompletionQueues(sendCq, recvCq));
-        qp.modify(QpAttributes.of().state(QpState.INIT).portNum(Loopback.PORT).pkeyIndex(0).qkey(QKEY));
-        qp.modify(QpAttributes.of().state(QpState.RTR));
-        qp.modify(QpAttributes.of().state(QpState.RTS).sqPsn(0));
-        return qp;
+    /** One 8-byte datagram between two UD QPs of a fabric's first device, a receive posted for it. */
+    private record Datagram(QueuePair sender, QueuePair receiver, AddressHandle ah, CompletionQueue sendCq,
+                            CompletionQueue recvCq, MemoryRegion source, MemoryRegion inbox) {
+
+        static Datagram between(Fabric fabric, long value) {
+            Device device = fabric.devices().get(0);
+            ProtectionDomain pd = device.allocateProtectionDomain();
+            CompletionQueue sendCq = device.createCompletionQueue(4, null);
+            CompletionQueue recvCq = device.createCompletionQueue(4, null);
+            Datagram d = new Datagram(udQueuePair(pd, sendCq, recvCq), udQueuePair(pd, sendCq, recvCq),
+                    pd.createAddressHandle(AddressVector.global(device.queryPort(Loopback.PORT).gid(0), Loopback.PORT)),
+                    sendCq, recvCq, pd.register(ByteBuffer.allocateDirect(8).putLong(0, value)),
+                    pd.register(ByteBuffer.allocateDirect(GRH + 8)));
+            d.receiver.postReceive(ReceiveWorkRequest.of(1, d.inbox.sge()));
+            return d;
+        }
+
+        private static QueuePair udQueuePair(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq) {
+            QueuePair qp = pd.createQueuePair(QpInitAttributes.ud(sendCq, 4, 4).withCompletionQueues(sendCq, recvCq));
+            qp.modify(QpAttributes.of().state(QpState.INIT).portNum(Loopback.PORT).pkeyIndex(0).qkey(QKEY));
+            qp.modify(QpAttributes.of().state(QpState.RTR));
+            qp.modify(QpAttributes.of().state(QpState.RTS).sqPsn(0));
+            return qp;
+        }
+
+        void send() {
+            sender.postSend(SendWorkRequest.send(2, source.sge()).to(ah, receiver.qpNum(), QKEY));
+        }
     }
 
     /** The next completion of {@code cq}, once the wire is free to carry what makes it. */
