@@ -28,8 +28,6 @@ import java.net.SocketTimeoutException;
 import java.nio.channels.ServerSocketChannel;
 import java.time.Duration;
 import java.util.EnumSet;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -41,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * A soft RDMA CM id (rdma_cm's cma.c): address and route resolution, listening (the REQs that
  * reach a listening id are admitted by its {@link SoftCmListener}), the IB CM exchange
  * (REQ/REP/RTU, REJ, DREQ/DREP) with a peer id in this JVM or on a {@link TcpLink}, and
- * multicast membership. Its events go to the channel it is on at the time they happen.
+ * multicast membership (its {@link SoftMulticastMemberships}). Its events go to the channel it is on at the time they happen.
  */
 final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
 
@@ -95,13 +93,14 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     /** Killed by fault injection: gone without a word, as a SIGKILLed process is. */
     private volatile boolean killed;
     private ScheduledFuture<?> cmTimer;
-    private final Set<InetSocketAddress> groups = ConcurrentHashMap.newKeySet();
+    private final SoftMulticastMemberships memberships;
 
     SoftCmId(SoftFabric fabric, SoftEventChannel channel, PortSpace portSpace) {
         super(fabric, ResourceKind.CM_ID);
         this.handle = fabric.nextHandle();
         this.portSpace = portSpace;
         this.channel = channel;
+        this.memberships = new SoftMulticastMemberships(fabric);
         channel.add(this);
     }
 
@@ -291,9 +290,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
                 created.modify(QpAttributes.of().state(QpState.INIT).portNum(port.portNum).qkey(SoftFabric.UDP_QKEY));
                 created.modify(QpAttributes.of().state(QpState.RTR));
                 created.modify(QpAttributes.of().state(QpState.RTS).sqPsn(0));
-                for (InetSocketAddress g : groups) {
-                    created.attachMulticast(SoftPort.multicastGid(g.getAddress()), 0);
-                }
+                memberships.attach(created);
             } else {
                 // the CM grants the QP every remote right; memory regions decide what a peer may touch
                 created.modify(QpAttributes.init(port.portNum, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE,
@@ -311,9 +308,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     public synchronized void destroyQueuePair() {
         SoftQueuePair q = qp;
         if (q != null) {
-            for (InetSocketAddress g : groups) {
-                q.detachMulticast(SoftPort.multicastGid(g.getAddress()), 0);
-            }
+            memberships.detach(q);
             qp = null;
             q.close();
         }
@@ -721,14 +716,10 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         if (!group.getAddress().isMulticastAddress()) {
             throw new InvalidRequestException("rdma_join_multicast", group + " is not a multicast address");
         }
-        if (!groups.add(group)) {
+        if (!memberships.join(group, qp)) {
             throw new InvalidRequestException("rdma_join_multicast", "the id already joined " + group);
         }
-        fabric.ledger().opened(ResourceKind.MULTICAST_MEMBERSHIP);
         byte[] mgid = SoftPort.multicastGid(group.getAddress());
-        if (qp != null) {
-            qp.attachMulticast(mgid, 0);
-        }
         UdParameters ud = new UdParameters(SoftFabric.MULTICAST_QPN, SoftFabric.UDP_QKEY,
                 AddressVector.global(mgid, port.portNum));
         fabric.execute(() -> post(new CmEvent.MulticastJoin(handle, ud)));
@@ -737,13 +728,9 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     @Override
     public synchronized void leaveMulticast(InetSocketAddress group) {
         checkOpen("rdma_leave_multicast");
-        if (!groups.remove(group)) {
+        if (!memberships.leave(group, qp)) {
             throw new InvalidRequestException("rdma_leave_multicast", "the id has not joined " + group);
         }
-        if (qp != null) {
-            qp.detachMulticast(SoftPort.multicastGid(group.getAddress()), 0);
-        }
-        fabric.ledger().closed(ResourceKind.MULTICAST_MEMBERSHIP);
     }
 
     // ---------------------------------------------------------------- faults and teardown
@@ -827,13 +814,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
             if (was == State.LISTEN) {
                 listening.unregister();
             }
-            for (InetSocketAddress g : groups) {
-                if (qp != null) {
-                    qp.detachMulticast(SoftPort.multicastGid(g.getAddress()), 0);
-                }
-                fabric.ledger().closed(ResourceKind.MULTICAST_MEMBERSHIP);
-            }
-            groups.clear();
+            memberships.leaveAll(qp);
         }
         if (listening != null) {
             listening.close();
