@@ -28,8 +28,11 @@ record LinkFrame(LinkConnection connection, Packet packet, CmMessage cm) {
     static final int PREFIX = 4 + 1 + 4;
     /** Kind, psn, opcode, flags, imm, address, rkey, length, compare/add, swap, status, port, data length. */
     private static final int PACKET_HEADER = 1 + 8 + 1 + 4 + 4 + 8 + 4 + 4 + 8 + 8 + 8 + 1 + 4;
-    /** Type, qpn, psn, gid, port, status, private data length; then the data and two addresses. */
-    private static final int CM_HEADER = 1 + 4 + 8 + 16 + 4 + 4 + 2;
+    /**
+     * Type, qpn, psn, gid, port, status, responder resources, initiator depth, retry count, RNR
+     * retry count, private data length; then the data and two addresses.
+     */
+    private static final int CM_HEADER = 1 + 4 + 8 + 16 + 4 + 4 + 4 + 2;
     /** The most private data any CM message carries (an accept's). */
     private static final int MAX_PRIVATE_DATA = 196;
     private static final int MAX_CM = CM_HEADER + MAX_PRIVATE_DATA + 2 * (1 + 16 + 4);
@@ -79,7 +82,9 @@ record LinkFrame(LinkConnection connection, Packet packet, CmMessage cm) {
             }
         } else if (cm != null) {
             out.put(CM).putInt(connection.number).put((byte) cm.type().ordinal()).putInt(cm.qpn()).putLong(cm.psn())
-                    .put(cm.gid()).putInt(cm.port()).putInt(cm.status()).putShort((short) cm.privateData().length)
+                    .put(cm.gid()).putInt(cm.port()).putInt(cm.status()).put((byte) cm.responderResources())
+                    .put((byte) cm.initiatorDepth()).put((byte) cm.retryCount()).put((byte) cm.rnrRetryCount())
+                    .putShort((short) cm.privateData().length)
                     .put(cm.privateData());
             encode(out, cm.source());
             encode(out, cm.destination());
@@ -156,6 +161,11 @@ record LinkFrame(LinkConnection connection, Packet packet, CmMessage cm) {
         b.get(gid);
         int port = b.getInt();
         int status = b.getInt();
+        // each is an 8-bit field of the IB CM's REQ and REP (the retry counts 3 bits of it)
+        int responderResources = Byte.toUnsignedInt(b.get());
+        int initiatorDepth = Byte.toUnsignedInt(b.get());
+        int retryCount = Byte.toUnsignedInt(b.get());
+        int rnrRetryCount = Byte.toUnsignedInt(b.get());
         int n = Short.toUnsignedInt(b.getShort());
         if (n > MAX_PRIVATE_DATA || n > b.remaining()) {
             throw new ProtocolException(n + " bytes of private data");
@@ -167,7 +177,8 @@ record LinkFrame(LinkConnection connection, Packet packet, CmMessage cm) {
         if (b.hasRemaining()) {
             throw new ProtocolException("a CM frame longer than its message");
         }
-        return new CmMessage(CM_TYPES[type], qpn, psn, gid, port, status, privateData, source, destination);
+        return new CmMessage(CM_TYPES[type], qpn, psn, gid, port, status, responderResources, initiatorDepth,
+                retryCount, rnrRetryCount, privateData, source, destination);
     }
 
     private static InetSocketAddress decodeAddress(ByteBuffer b) throws ProtocolException {

@@ -28,9 +28,6 @@ import java.net.SocketTimeoutException;
 import java.nio.channels.ServerSocketChannel;
 import java.time.Duration;
 import java.util.EnumSet;
-import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -39,15 +36,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A soft RDMA CM id: address and route resolution, listening, the IB CM exchange
+ * A soft RDMA CM id (rdma_cm's cma.c): address and route resolution, listening (the REQs that
+ * reach a listening id are admitted by its {@link SoftCmListener}), the IB CM exchange
  * (REQ/REP/RTU, REJ, DREQ/DREP) with a peer id in this JVM or on a {@link TcpLink}, and
- * multicast membership. Its events go to the channel it is on at the time they happen.
+ * multicast membership (its {@link SoftMulticastMemberships}). Its events go to the channel it is on at the time they happen.
  */
 final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
 
     private static final Logger log = LoggerFactory.getLogger(SoftCmId.class);
-    /** Listening ids of this JVM by bound address; a wildcard listener is keyed by 0.0.0.0. */
-    private static final Map<InetSocketAddress, SoftCmId> LISTENERS = new ConcurrentHashMap<>();
     /** Linux's ephemeral port range, which rdma_cm draws an unbound id's port from. */
     static final int EPHEMERAL_FIRST = 32768;
     static final int EPHEMERAL_LAST = 60999;
@@ -81,15 +77,14 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     private InetSocketAddress remote;
     private volatile SoftQueuePair qp;
     private long psn;
-    /** What the active side connected with, for its QP when the REP comes. */
+    /** What the active side connected with: its retry count is its QP's when the REP comes. */
     private ConnectionParameters connectParameters;
 
     private ServerSocketChannel server;
-    private LinkAcceptor acceptor;
-    private int backlog;
-    private int pendingRequests;
+    /** What listens, once the id listens. */
+    private SoftCmListener listening;
     /** The listener a passive id was born from, until it is accepted or rejected. */
-    private SoftCmId listener;
+    private SoftCmListener listener;
     private CmMessage request;
 
     /** The peer id in this JVM, or null when it is behind {@link #link}. */
@@ -98,13 +93,14 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     /** Killed by fault injection: gone without a word, as a SIGKILLed process is. */
     private volatile boolean killed;
     private ScheduledFuture<?> cmTimer;
-    private final Set<InetSocketAddress> groups = ConcurrentHashMap.newKeySet();
+    private final SoftMulticastMemberships memberships;
 
     SoftCmId(SoftFabric fabric, SoftEventChannel channel, PortSpace portSpace) {
         super(fabric, ResourceKind.CM_ID);
         this.handle = fabric.nextHandle();
         this.portSpace = portSpace;
         this.channel = channel;
+        this.memberships = new SoftMulticastMemberships(fabric);
         channel.add(this);
     }
 
@@ -119,7 +115,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     }
 
     @Override
-    public EventChannel channel() {
+    public SoftEventChannel channel() {
         return channel;
     }
 
@@ -211,19 +207,12 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         if (backlogSize < 1) {
             throw new InvalidRequestException("rdma_listen", "backlog must be positive");
         }
-        this.backlog = backlogSize;
-        InetSocketAddress key = local.getAddress().isAnyLocalAddress()
-                ? new InetSocketAddress(InetAddress.getLoopbackAddress(), local.getPort()) : local;
-        if (local.getAddress().isAnyLocalAddress()) {
-            key = new InetSocketAddress(wildcard(), local.getPort());
-        }
         try {
-            acceptor = fabric.links.listen(server, this);
+            listening = SoftCmListener.listen(this, server, local, backlogSize);
         } catch (IOException e) {
             throw new VerbsException("rdma_listen", VerbsException.EADDRINUSE, "cannot listen on " + local + ": "
                     + e.getMessage(), e);
         }
-        LISTENERS.put(key, this);
         state = State.LISTEN;
     }
 
@@ -301,9 +290,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
                 created.modify(QpAttributes.of().state(QpState.INIT).portNum(port.portNum).qkey(SoftFabric.UDP_QKEY));
                 created.modify(QpAttributes.of().state(QpState.RTR));
                 created.modify(QpAttributes.of().state(QpState.RTS).sqPsn(0));
-                for (InetSocketAddress g : groups) {
-                    created.attachMulticast(SoftPort.multicastGid(g.getAddress()), 0);
-                }
+                memberships.attach(created);
             } else {
                 // the CM grants the QP every remote right; memory regions decide what a peer may touch
                 created.modify(QpAttributes.init(port.portNum, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE,
@@ -321,9 +308,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     public synchronized void destroyQueuePair() {
         SoftQueuePair q = qp;
         if (q != null) {
-            for (InetSocketAddress g : groups) {
-                q.detachMulticast(SoftPort.multicastGid(g.getAddress()), 0);
-            }
+            memberships.detach(q);
             qp = null;
             q.close();
         }
@@ -344,22 +329,16 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         }
         psn = ThreadLocalRandom.current().nextInt(1 << 24);
         connectParameters = parameters;
-        CmMessage req = new CmMessage(CmMessage.Type.REQ, qp.qpNum(), psn, port.gid, port.portNum, 0,
-                parameters.privateData(), local, remote);
+        CmMessage req = CmMessage.connecting(CmMessage.Type.REQ, qp.qpNum(), psn, port, parameters, local, remote);
         state = State.CONNECT;
         cmTimer = fabric.timer.schedule(this::connectTimedOut, fabric.cmTimeoutMs, TimeUnit.MILLISECONDS);
-        SoftCmId target = fabric.localTransport ? findListener(remote) : null;
+        SoftCmListener target = fabric.localTransport ? SoftCmListener.find(remote) : null;
         if (target != null) {
-            target.fabric.execute(() -> target.onConnectRequest(req, this, null));
+            target.id.fabric.execute(() -> target.onConnectRequest(req, this, null));
         } else {
             InetSocketAddress to = remote;
             fabric.execute(() -> openLink(to, req));
         }
-    }
-
-    private static SoftCmId findListener(InetSocketAddress address) {
-        SoftCmId l = LISTENERS.get(address);
-        return l != null ? l : LISTENERS.get(new InetSocketAddress(wildcard(), address.getPort()));
     }
 
     /** Reaches a listener in another process; a refused connection means nobody listens there. */
@@ -423,39 +402,18 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         }
     }
 
-    /** A REQ reached this listener, from an id in this JVM ({@code from}) or over {@code via}. */
-    void onConnectRequest(CmMessage req, SoftCmId from, LinkConnection via) {
-        SoftCmId passive;
-        synchronized (this) {
-            int refusal = 0;
-            if (state != State.LISTEN || isClosed()) {
-                refusal = CmEvent.Rejected.INVALID_SERVICE_ID;
-            } else if (pendingRequests >= backlog) {
-                refusal = CmEvent.Rejected.CONSUMER_DEFINED;
-            }
-            if (refusal != 0) {
-                CmMessage rej = CmMessage.reject(refusal, new byte[0]);
-                if (from != null) {
-                    from.deliver(rej, null);
-                } else {
-                    via.send(rej);
-                    via.close();
-                }
-                return;
-            }
-            pendingRequests++;
-            passive = new SoftCmId(fabric, channel, portSpace);
-        }
-        passive.acceptRequest(this, req, from, via);
+    /** Whether REQs may still become passive ids here; the caller holds this id's monitor. */
+    boolean isListening() {
+        return state == State.LISTEN && !isClosed();
     }
 
-    private synchronized void acceptRequest(SoftCmId fromListener, CmMessage req, SoftCmId from,
-                                            LinkConnection via) {
+    /** This new id takes a REQ its listener admitted: CONNECT_REQUEST, with the id to accept or reject. */
+    synchronized void acceptRequest(SoftCmListener fromListener, CmMessage req, SoftCmId from, LinkConnection via) {
         listener = fromListener;
         request = req;
         SoftPort owning = req.destination() == null ? null : fabric.portFor(req.destination().getAddress());
-        port = owning != null ? owning : fromListener.port != null ? fromListener.port
-                : fabric.softDevices().get(0).ports[0];
+        SoftPort listenerPort = fromListener.id.port;
+        port = owning != null ? owning : listenerPort != null ? listenerPort : fabric.softDevices().get(0).ports[0];
         local = req.destination();
         remote = req.source();
         peer = from;
@@ -464,10 +422,10 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
             via.attach(this);
         }
         state = State.REQUEST_RECEIVED;
-        post(new CmEvent.ConnectRequest(handle, fromListener.handle, req.privateData(), null));
+        post(new CmEvent.ConnectRequest(handle, fromListener.id.handle, req.privateData(), null));
     }
 
-    private void deliver(CmMessage message, SoftCmId from) {
+    void deliver(CmMessage message, SoftCmId from) {
         if (!killed) {
             fabric.carryCm(() -> onCm(message, from));
         }
@@ -496,35 +454,34 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         psn = ThreadLocalRandom.current().nextInt(1 << 24);
         SoftCmId p = peer;
         qp.connectTo(p == null ? null : p.qp, link);
-        readyQueuePair(request, parameters);
+        // ib_cm keeps the REQ's retry counts for this QP: rdma_accept moves it to RTS before the REP
+        // carries this side's own rnr_retry_count to the peer
+        readyQueuePair(request, parameters.responderResources(), parameters.initiatorDepth(), request.retryCount(),
+                request.rnrRetryCount());
         releaseListener();
         state = State.ACCEPTED;
         cmTimer = fabric.timer.schedule(this::connectTimedOut, fabric.cmTimeoutMs, TimeUnit.MILLISECONDS);
-        sendToPeer(new CmMessage(CmMessage.Type.REP, qp.qpNum(), psn, port.gid, port.portNum, 0,
-                parameters.privateData(), local, remote));
+        sendToPeer(CmMessage.connecting(CmMessage.Type.REP, qp.qpNum(), psn, port, parameters, local, remote));
     }
 
     /**
-     * Moves the QP to RTS towards the peer described by its REQ or REP, as rdma_cm does, with this
-     * side's own parameters. rdma_cm hands each QP some of the peer's instead (the passive QP the
-     * REQ's retry counts, the active QP the REP's rnr_retry_count and resources), but the soft CM's
-     * messages and the TCP link's frames do not carry them: the two agree when both sides ask alike.
+     * Moves the QP to RTS towards the peer described by its REQ or REP, as rdma_cm does: with the
+     * responder resources it answers reads and atomics with (max_dest_rd_atomic), the reads and
+     * atomics it keeps outstanding (max_rd_atomic) and the retry counts the CM settled on.
      */
-    private void readyQueuePair(CmMessage from, ConnectionParameters parameters) {
+    private void readyQueuePair(CmMessage from, int maxDestRdAtomic, int maxRdAtomic, int retryCount, int rnrRetry) {
         AddressVector path = AddressVector.global(from.gid(), port.portNum);
         qp.modify(QpAttributes.readyToReceive(path, from.qpn(), (int) from.psn()).pathMtu(SoftDevice.MTU)
-                .maxDestRdAtomic(parameters.responderResources()));
-        qp.modify(QpAttributes.readyToSend((int) psn).timeout(ACK_TIMEOUT).retryCount(parameters.retryCount())
-                .rnrRetry(parameters.rnrRetryCount()).maxRdAtomic(parameters.initiatorDepth()));
+                .maxDestRdAtomic(maxDestRdAtomic));
+        qp.modify(QpAttributes.readyToSend((int) psn).timeout(ACK_TIMEOUT).retryCount(retryCount).rnrRetry(rnrRetry)
+                .maxRdAtomic(maxRdAtomic));
     }
 
     private void releaseListener() {
-        SoftCmId l = listener;
+        SoftCmListener l = listener;
         listener = null;
         if (l != null) {
-            synchronized (l) {
-                l.pendingRequests--;
-            }
+            l.released();
         }
     }
 
@@ -565,7 +522,10 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
                 peer = from;
                 try {
                     qp.connectTo(from == null ? null : from.qp, link);
-                    readyQueuePair(m, connectParameters);
+                    // ib_cm's REP handler: the peer's rnr_retry_count, and its resources crossed (what it
+                    // answers is what this side may ask); the transport retries stay this side's own
+                    readyQueuePair(m, m.initiatorDepth(), m.responderResources(), connectParameters.retryCount(),
+                            m.rnrRetryCount());
                 } catch (VerbsException e) {
                     state = State.REJECTED;
                     sendToPeer(CmMessage.reject(CmEvent.Rejected.CONSUMER_DEFINED, new byte[0]));
@@ -710,8 +670,8 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     public void onCm(LinkConnection via, CmMessage message) {
         if (state == State.LISTEN && message.type() == CmMessage.Type.REQ) {
             // a link outlives the listener that accepted it: a REQ goes to whoever listens there now
-            SoftCmId now = isClosed() ? findListener(message.destination()) : null;
-            (now != null && now.fabric == fabric ? now : this).onConnectRequest(message, null, via);
+            SoftCmListener now = isClosed() ? SoftCmListener.find(message.destination()) : null;
+            (now != null && now.id.fabric == fabric ? now : listening).onConnectRequest(message, null, via);
         } else {
             onCm(message, null);
         }
@@ -720,14 +680,14 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     @Override
     public Packet onRequest(Packet request) {
         SoftQueuePair q = qp;
-        return q == null ? null : q.onRequest(request);
+        return q == null ? null : q.responder.onRequest(request);
     }
 
     @Override
     public void onResponse(Packet response) {
         SoftQueuePair q = qp;
         if (q != null) {
-            q.onResponse(response);
+            q.completer.onResponse(response);
         }
     }
 
@@ -756,14 +716,10 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         if (!group.getAddress().isMulticastAddress()) {
             throw new InvalidRequestException("rdma_join_multicast", group + " is not a multicast address");
         }
-        if (!groups.add(group)) {
+        if (!memberships.join(group, qp)) {
             throw new InvalidRequestException("rdma_join_multicast", "the id already joined " + group);
         }
-        fabric.ledger().opened(ResourceKind.MULTICAST_MEMBERSHIP);
         byte[] mgid = SoftPort.multicastGid(group.getAddress());
-        if (qp != null) {
-            qp.attachMulticast(mgid, 0);
-        }
         UdParameters ud = new UdParameters(SoftFabric.MULTICAST_QPN, SoftFabric.UDP_QKEY,
                 AddressVector.global(mgid, port.portNum));
         fabric.execute(() -> post(new CmEvent.MulticastJoin(handle, ud)));
@@ -772,13 +728,9 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     @Override
     public synchronized void leaveMulticast(InetSocketAddress group) {
         checkOpen("rdma_leave_multicast");
-        if (!groups.remove(group)) {
+        if (!memberships.leave(group, qp)) {
             throw new InvalidRequestException("rdma_leave_multicast", "the id has not joined " + group);
         }
-        if (qp != null) {
-            qp.detachMulticast(SoftPort.multicastGid(group.getAddress()), 0);
-        }
-        fabric.ledger().closed(ResourceKind.MULTICAST_MEMBERSHIP);
     }
 
     // ---------------------------------------------------------------- faults and teardown
@@ -860,18 +812,12 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
                 releaseListener();
             }
             if (was == State.LISTEN) {
-                LISTENERS.values().remove(this);
+                listening.unregister();
             }
-            for (InetSocketAddress g : groups) {
-                if (qp != null) {
-                    qp.detachMulticast(SoftPort.multicastGid(g.getAddress()), 0);
-                }
-                fabric.ledger().closed(ResourceKind.MULTICAST_MEMBERSHIP);
-            }
-            groups.clear();
+            memberships.leaveAll(qp);
         }
-        if (acceptor != null) {
-            acceptor.close();
+        if (listening != null) {
+            listening.close();
         } else {
             closeQuietly(server);
         }

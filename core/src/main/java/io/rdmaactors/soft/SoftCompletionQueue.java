@@ -97,7 +97,7 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
             Entry e = entries.poll();
             out[n++] = e.wc;
             if (e.sendSeq >= 0) {
-                e.qp.retireSend(e.sendSeq);
+                e.qp.requester.retire(e.sendSeq);
             }
         }
         return n;

@@ -11,11 +11,17 @@ import io.rdmaactors.verbs.QpInitAttributes;
 import io.rdmaactors.verbs.QueuePair;
 import io.rdmaactors.verbs.ResourceBusyException;
 import io.rdmaactors.verbs.ResourceKind;
+import io.rdmaactors.verbs.ScatterGatherElement;
 import io.rdmaactors.verbs.SharedReceiveQueue;
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
+/**
+ * A soft protection domain. Local memory is reached through it, as rxe_mr.c's copy_data does: an
+ * SGE's lkey must name a live region of the QP's PD that covers the SGE.
+ */
 final class SoftProtectionDomain extends SoftResource implements ProtectionDomain {
 
     final SoftDevice device;
@@ -69,6 +75,65 @@ final class SoftProtectionDomain extends SoftResource implements ProtectionDomai
         checkUsable("ibv_create_ah");
         device.port(addressVector.portNum(), "ibv_create_ah");
         return new SoftAddressHandle(this, addressVector);
+    }
+
+    /**
+     * The bytes the SGEs name; null when one is not in registered memory of this PD. One SGE is
+     * read where it lies when the packet goes out, as an HCA reads it by DMA (the poster may not
+     * touch it before the completion); inline data, and several SGEs, are copied now.
+     */
+    ByteBuffer gather(List<ScatterGatherElement> sgl, boolean copy) {
+        if (!copy && sgl.size() == 1) {
+            ScatterGatherElement sge = sgl.get(0);
+            SoftMemoryRegion mr = localRegion(sge, false);
+            return mr == null ? null : mr.view(sge.address(), sge.length());
+        }
+        long total = 0;
+        for (ScatterGatherElement sge : sgl) {
+            total += sge.length();
+        }
+        if (total > Integer.MAX_VALUE) {
+            return null;
+        }
+        byte[] data = new byte[(int) total];
+        int off = 0;
+        for (ScatterGatherElement sge : sgl) {
+            SoftMemoryRegion mr = localRegion(sge, false);
+            if (mr == null) {
+                return null;
+            }
+            mr.read(sge.address(), data, off, sge.length());
+            off += sge.length();
+        }
+        return ByteBuffer.wrap(data);
+    }
+
+    /** Writes data across the SGEs; false when one is not writable registered memory of this PD. */
+    boolean scatter(List<ScatterGatherElement> sgl, ByteBuffer data) {
+        int off = data.position();
+        for (ScatterGatherElement sge : sgl) {
+            if (off >= data.limit()) {
+                break;
+            }
+            SoftMemoryRegion mr = localRegion(sge, true);
+            if (mr == null) {
+                return false;
+            }
+            int n = Math.min(sge.length(), data.limit() - off);
+            mr.write(sge.address(), data, off, n);
+            off += n;
+        }
+        return true;
+    }
+
+    /** The region an SGE's lkey names, if it is this PD's, covers the SGE and, to be written, grants LOCAL_WRITE. */
+    private SoftMemoryRegion localRegion(ScatterGatherElement sge, boolean write) {
+        SoftMemoryRegion mr = device.memoryRegion(sge.lkey());
+        if (mr == null || mr.pd != this || mr.isClosed() || !mr.covers(sge.address(), sge.length())
+                || (write && !mr.access().contains(Access.LOCAL_WRITE))) {
+            return null;
+        }
+        return mr;
     }
 
     void checkUsable(String call) {

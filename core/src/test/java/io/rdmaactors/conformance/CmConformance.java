@@ -271,6 +271,39 @@ public abstract class CmConformance extends FabricConformance {
     }
 
     @Test
+    void passiveQpTakesTheRetryCountsOfTheRequest() throws Exception {
+        // ib_cm keeps the REQ's retry_count and rnr_retry_count for the passive QP, and rdma_accept
+        // moves it to RTS before its own parameters leave in the REP
+        ConnectionParameters connect = new ConnectionParameters(null, 16, 16, 3, 0);
+        try (Loopback loop = Loopback.viaCm(fabric, connect, ConnectionParameters.of(null))) {
+            QpAttributes passive = loop.b.qp.query();
+            assertEquals(3, passive.retryCount(), "retry_cnt");
+            assertEquals(0, passive.rnrRetry(), "rnr_retry");
+            // no receive at the active side and the REQ's rnr_retry_count of 0: the first RNR NAK ends the send
+            MemoryRegion src = loop.b.register(8);
+            loop.b.qp.postSend(SendWorkRequest.send(1, src.sge()));
+            WorkCompletion wc = poll(loop.b.cq);
+            assertEquals(1, wc.wrId());
+            assertEquals(WcStatus.RNR_RETRY_EXC_ERR, wc.status());
+        }
+    }
+
+    @Test
+    void activeQpTakesTheRnrRetryCountAndResourcesOfTheReply() throws Exception {
+        // ib_cm gives the active QP the REP's rnr_retry_count, and its initiator depth and responder
+        // resources crossed: what the passive side accepts to answer is what the active side may ask
+        ConnectionParameters connect = new ConnectionParameters(null, 4, 4, 7, 0);
+        ConnectionParameters accept = new ConnectionParameters(null, 1, 2, 7, 5);
+        try (Loopback loop = Loopback.viaCm(fabric, connect, accept)) {
+            QpAttributes active = loop.a.qp.query();
+            assertEquals(5, active.rnrRetry(), "rnr_retry");
+            assertEquals(7, active.retryCount(), "retry_cnt");
+            assertEquals(1, active.maxRdAtomic(), "max_rd_atomic");
+            assertEquals(2, active.maxDestRdAtomic(), "max_dest_rd_atomic");
+        }
+    }
+
+    @Test
     void eventChannelIsBusyWhileAnIdIsOnIt() {
         EventChannel events = fabric.createEventChannel();
         CmId id = fabric.createCmId(events, PortSpace.TCP);

@@ -20,6 +20,7 @@ import io.rdmaactors.verbs.MemoryRegion;
 import io.rdmaactors.verbs.PortAttributes;
 import io.rdmaactors.verbs.PortSpace;
 import io.rdmaactors.verbs.ProtectionDomain;
+import io.rdmaactors.verbs.QpAttributes;
 import io.rdmaactors.verbs.QpInitAttributes;
 import io.rdmaactors.verbs.QueuePair;
 import io.rdmaactors.verbs.ReceiveWorkRequest;
@@ -34,6 +35,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -141,6 +143,50 @@ class JnaLoopbackTest {
             cq.close();
             cq.close();
             assertThrows(ResourceClosedException.class, () -> cq.poll(wc));
+            pd.close();
+        }
+        assertEquals(0, fabric.ledger().total(), fabric.ledger().toString());
+    }
+
+    /**
+     * What rdma_cm gives each QP, seen on a real stack: the passive QP the REQ's retry counts and
+     * the resources it accepts with, the active QP the REP's rnr_retry_count and resources crossed
+     * and its own retry count. The soft CM models the same (CmConformance, whose CM tests rxe skips).
+     */
+    @Test
+    void theCmGivesEachQpThePeersRetryCountsAndResources() throws Exception {
+        InetAddress self = localAddress();
+        try (EventChannel ch = fabric.createEventChannel()) {
+            CmId listener = fabric.createCmId(ch, PortSpace.TCP);
+            listener.bind(new InetSocketAddress(self, 0));
+            listener.listen(4);
+            CmId client = fabric.createCmId(ch, PortSpace.TCP);
+            client.resolveAddress(null, listener.localAddress(), Duration.ofSeconds(2));
+            assertInstanceOf(CmEvent.AddrResolved.class, next(ch));
+            client.resolveRoute(Duration.ofSeconds(2));
+            assertInstanceOf(CmEvent.RouteResolved.class, next(ch));
+            ProtectionDomain pd = client.device().allocateProtectionDomain();
+            CompletionQueue cq = client.device().createCompletionQueue(16, null);
+            QueuePair active = client.createQueuePair(pd, QpInitAttributes.rc(cq, 4, 4));
+            client.connect(new ConnectionParameters(null, 4, 3, 3, 2));
+            CmId server = ch.cmId(assertInstanceOf(CmEvent.ConnectRequest.class, next(ch)).id());
+            QueuePair passive = server.createQueuePair(pd, QpInitAttributes.rc(cq, 4, 4));
+            server.accept(new ConnectionParameters(null, 1, 2, 7, 5));
+            assertInstanceOf(CmEvent.Established.class, next(ch));
+            assertInstanceOf(CmEvent.Established.class, next(ch));
+
+            QpAttributes p = passive.query();
+            assertEquals(List.of(3, 2, 1, 2), List.of(p.retryCount(), p.rnrRetry(), p.maxDestRdAtomic(),
+                    p.maxRdAtomic()), "passive retry_cnt, rnr_retry, max_dest_rd_atomic, max_rd_atomic");
+            QpAttributes a = active.query();
+            assertEquals(List.of(3, 5, 2, 1), List.of(a.retryCount(), a.rnrRetry(), a.maxDestRdAtomic(),
+                    a.maxRdAtomic()), "active retry_cnt, rnr_retry, max_dest_rd_atomic, max_rd_atomic");
+
+            client.disconnect();
+            server.close();
+            client.close();
+            listener.close();
+            cq.close();
             pd.close();
         }
         assertEquals(0, fabric.ledger().total(), fabric.ledger().toString());

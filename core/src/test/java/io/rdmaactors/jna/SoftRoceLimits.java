@@ -27,6 +27,8 @@ final class SoftRoceLimits implements ExecutionCondition {
             Map.entry("multicastReachesEveryMember", LOOPBACK),
             Map.entry("activeQpTakesTheRetryCountsItConnectsWith", LOOPBACK),
             Map.entry("passiveQpTakesTheResponderResourcesAndInitiatorDepthItAcceptsWith", LOOPBACK),
+            Map.entry("passiveQpTakesTheRetryCountsOfTheRequest", LOOPBACK),
+            Map.entry("activeQpTakesTheRnrRetryCountAndResourcesOfTheReply", LOOPBACK),
             Map.entry("datagramLargerThanTheReceiveIsALocalLengthError", LOCAL_ERRORS),
             Map.entry("localSgeWithABadLkeyIsALocalProtectionError", LOCAL_ERRORS),
             Map.entry("sendWhoseRegionIsDeregisteredWhileItWaitsFailsItsNextTry", LOCAL_ERRORS),

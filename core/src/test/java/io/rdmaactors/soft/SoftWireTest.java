@@ -3,10 +3,20 @@ package io.rdmaactors.soft;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdmaactors.cm.AddressVector;
 import io.rdmaactors.conformance.Loopback;
 import io.rdmaactors.verbs.Access;
+import io.rdmaactors.verbs.AddressHandle;
+import io.rdmaactors.verbs.CompletionQueue;
+import io.rdmaactors.verbs.Device;
 import io.rdmaactors.verbs.Fabric;
 import io.rdmaactors.verbs.MemoryRegion;
+import io.rdmaactors.verbs.ProtectionDomain;
+import io.rdmaactors.verbs.QpAttributes;
+import io.rdmaactors.verbs.QpInitAttributes;
+import io.rdmaactors.verbs.QpState;
+import io.rdmaactors.verbs.QueuePair;
+import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.SendWorkRequest;
 import io.rdmaactors.verbs.WcStatus;
 import io.rdmaactors.verbs.WorkCompletion;
@@ -20,10 +30,14 @@ import org.junit.jupiter.api.Timeout;
 /**
  * A work request between QPs of one JVM runs after its post returned, on the fabric's wire, as a
  * device runs it: the buffer is the fabric's until the completion, which a program that reuses
- * it early finds out here as on hardware. Option {@code wire=sync} runs it inside the post.
+ * it early finds out here as on hardware. A UD datagram goes the same way. Option {@code wire=sync}
+ * runs them inside the post.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class SoftWireTest {
+
+    private static final int GRH = 40;
+    private static final int QKEY = 0x1111_2222;
 
     @Test
     void aWriteRunsAfterItsPostReturnedAndReadsItsBufferThen() throws Exception {
@@ -41,14 +55,39 @@ class SoftWireTest {
             source.buffer().putLong(0, 2); // reused before its completion: what goes out is what is there then
             held.countDown();
 
-            WorkCompletion[] wc = new WorkCompletion[1];
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (loop.a.cq.poll(wc) == 0) {
-                assertTrue(System.nanoTime() < deadline, "the write completes once the wire is free");
-                Thread.onSpinWait();
-            }
-            assertEquals(WcStatus.SUCCESS, wc[0].status());
+            assertEquals(WcStatus.SUCCESS, awaitCompletion(loop.a.cq).status());
             assertEquals(2, target.buffer().getLong(0));
+        }
+    }
+
+    @Test
+    void aDatagramGoesOnTheWireAfterItsPostReturned() throws Exception {
+        try (Fabric fabric = Fabric.open("soft")) {
+            Datagram d = Datagram.between(fabric, 1);
+            CountDownLatch held = new CountDownLatch(1);
+            ((SoftFabric) fabric).onWire(() -> await(held)); // the wire is busy with something else
+
+            d.send();
+            assertEquals(0, d.sendCq.poll(new WorkCompletion[1]), "no send completion while the wire has not carried it");
+            assertEquals(0, d.recvCq.poll(new WorkCompletion[1]), "nothing delivered yet");
+            d.source.buffer().putLong(0, 2); // reused before its completion: what goes out is what is there then
+            held.countDown();
+
+            assertEquals(WcStatus.SUCCESS, awaitCompletion(d.recvCq).status());
+            assertEquals(WcStatus.SUCCESS, awaitCompletion(d.sendCq).status());
+            assertEquals(2, d.inbox.buffer().getLong(GRH));
+        }
+    }
+
+    @Test
+    void withWireSyncADatagramIsDeliveredWhenItsPostReturns() throws Exception {
+        try (Fabric fabric = Fabric.open("soft", Map.of("wire", "sync"))) {
+            Datagram d = Datagram.between(fabric, 7);
+            d.send();
+            WorkCompletion[] wc = new WorkCompletion[1];
+            assertEquals(1, d.recvCq.poll(wc), "received before the post returned");
+            assertEquals(1, d.sendCq.poll(wc), "completed before the post returned");
+            assertEquals(7, d.inbox.buffer().getLong(GRH));
         }
     }
 
@@ -64,6 +103,47 @@ class SoftWireTest {
             assertEquals(WcStatus.SUCCESS, wc[0].status());
             assertEquals(7, target.buffer().getLong(0), "written before the post returned");
         }
+    }
+
+    /** One 8-byte datagram between two UD QPs of a fabric's first device, a receive posted for it. */
+    private record Datagram(QueuePair sender, QueuePair receiver, AddressHandle ah, CompletionQueue sendCq,
+                            CompletionQueue recvCq, MemoryRegion source, MemoryRegion inbox) {
+
+        static Datagram between(Fabric fabric, long value) {
+            Device device = fabric.devices().get(0);
+            ProtectionDomain pd = device.allocateProtectionDomain();
+            CompletionQueue sendCq = device.createCompletionQueue(4, null);
+            CompletionQueue recvCq = device.createCompletionQueue(4, null);
+            Datagram d = new Datagram(udQueuePair(pd, sendCq, recvCq), udQueuePair(pd, sendCq, recvCq),
+                    pd.createAddressHandle(AddressVector.global(device.queryPort(Loopback.PORT).gid(0), Loopback.PORT)),
+                    sendCq, recvCq, pd.register(ByteBuffer.allocateDirect(8).putLong(0, value)),
+                    pd.register(ByteBuffer.allocateDirect(GRH + 8)));
+            d.receiver.postReceive(ReceiveWorkRequest.of(1, d.inbox.sge()));
+            return d;
+        }
+
+        private static QueuePair udQueuePair(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq) {
+            QueuePair qp = pd.createQueuePair(QpInitAttributes.ud(sendCq, 4, 4).withCompletionQueues(sendCq, recvCq));
+            qp.modify(QpAttributes.of().state(QpState.INIT).portNum(Loopback.PORT).pkeyIndex(0).qkey(QKEY));
+            qp.modify(QpAttributes.of().state(QpState.RTR));
+            qp.modify(QpAttributes.of().state(QpState.RTS).sqPsn(0));
+            return qp;
+        }
+
+        void send() {
+            sender.postSend(SendWorkRequest.send(2, source.sge()).to(ah, receiver.qpNum(), QKEY));
+        }
+    }
+
+    /** The next completion of {@code cq}, once the wire is free to carry what makes it. */
+    private static WorkCompletion awaitCompletion(CompletionQueue cq) {
+        WorkCompletion[] wc = new WorkCompletion[1];
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (cq.poll(wc) == 0) {
+            assertTrue(System.nanoTime() < deadline, "a completion once the wire is free");
+            Thread.onSpinWait();
+        }
+        return wc[0];
     }
 
     private static void await(CountDownLatch latch) {

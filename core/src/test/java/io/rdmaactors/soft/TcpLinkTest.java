@@ -249,7 +249,7 @@ class TcpLinkTest {
         ByteBuffer frames = ByteBuffer.allocate(1024);
         byte[] gid = fabricGid();
         for (int number = 1; number <= 3; number++) {
-            CmMessage req = new CmMessage(CmMessage.Type.REQ, 100 + number, 0, gid, 1, 0, new byte[0],
+            CmMessage req = new CmMessage(CmMessage.Type.REQ, 100 + number, 0, gid, 1, 0, 16, 16, 7, 7, new byte[0],
                     new InetSocketAddress("127.0.0.1", 40000 + number), listener.localAddress());
             new LinkFrame(new LinkConnection(null, number, null), null, req).encode(frames, true);
         }
@@ -298,7 +298,7 @@ class TcpLinkTest {
         ByteBuffer frames = ByteBuffer.allocate(4096);
         int connections = 8;
         for (int number = 1; number <= connections; number++) {
-            CmMessage req = new CmMessage(CmMessage.Type.REQ, 100 + number, 0, fabricGid(), 1, 0, new byte[0],
+            CmMessage req = new CmMessage(CmMessage.Type.REQ, 100 + number, 0, fabricGid(), 1, 0, 16, 16, 7, 7, new byte[0],
                     new InetSocketAddress("127.0.0.1", 40000 + number), listener.localAddress());
             new LinkFrame(new LinkConnection(null, number, null), null, req).encode(frames, true);
         }
@@ -345,9 +345,9 @@ class TcpLinkTest {
         ByteBuffer oversized = ByteBuffer.allocate(4).putInt(Integer.MAX_VALUE);
         ByteBuffer unknownTag = ByteBuffer.allocate(4 + 5).putInt(5).put((byte) 9).putInt(1);
         // a REQ announcing 60000 bytes of private data, then two empty addresses
-        ByteBuffer hugePrivateData = ByteBuffer.allocate(4 + 5 + 41).putInt(5 + 41).put(LinkFrame.CM).putInt(1)
+        ByteBuffer hugePrivateData = ByteBuffer.allocate(4 + 5 + 45).putInt(5 + 45).put(LinkFrame.CM).putInt(1)
                 .put((byte) CmMessage.Type.REQ.ordinal()).putInt(1).putLong(0).put(new byte[16]).putInt(1).putInt(0)
-                .putShort((short) 60000).put((byte) 0).put((byte) 0);
+                .put(new byte[] {16, 16, 7, 7}).putShort((short) 60000).put((byte) 0).put((byte) 0);
         // a request packet announcing a 1 MiB payload in a frame that ends after its header
         ByteBuffer payloadPastTheFrame = ByteBuffer.allocate(4 + 5 + 63).putInt(5 + 63).put(LinkFrame.PACKET)
                 .putInt(1).put(new byte[59]).putInt(1 << 20);

@@ -1,0 +1,402 @@
+package io.rdmaactors.soft;
+
+import io.rdmaactors.cm.AddressVector;
+import io.rdmaactors.cm.AsyncEvent;
+import io.rdmaactors.cm.AsyncEventType;
+import io.rdmaactors.verbs.InvalidRequestException;
+import io.rdmaactors.verbs.InvalidStateException;
+import io.rdmaactors.verbs.MigrationState;
+import io.rdmaactors.verbs.PostException;
+import io.rdmaactors.verbs.QpState;
+import io.rdmaactors.verbs.QpType;
+import io.rdmaactors.verbs.QueueFullException;
+import io.rdmaactors.verbs.SendFlag;
+import io.rdmaactors.verbs.SendOpcode;
+import io.rdmaactors.verbs.SendWorkRequest;
+import io.rdmaactors.verbs.VerbsException;
+import io.rdmaactors.verbs.WcStatus;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The requester of a soft QP, as rxe_req.c is rxe's: takes posted sends, gives them PSNs, puts
+ * them on the wire (or on the path's link) in order, sends them again after an RNR NAK or a
+ * transport timeout, and migrates to the alternate path when the primary one is lost. Its
+ * queues are guarded by the QP's sendLock; the {@link SoftCompleter} retires them.
+ */
+final class SoftRequester {
+
+    /** A send work request on its way: its payload, PSN once transmitted. */
+    static final class SendWqe {
+        final SendWorkRequest wr;
+        final long seq;
+        ByteBuffer payload;
+        long psn;
+        int rnrAttempts;
+
+        SendWqe(SendWorkRequest wr, long seq) {
+            this.wr = wr;
+            this.seq = seq;
+        }
+    }
+
+    private final SoftQueuePair qp;
+    private final SoftFabric fabric;
+    private final ArrayDeque<SendWqe> pending = new ArrayDeque<>();
+    /** Sent and not yet answered, oldest first: the completer retires them from the head. */
+    final ArrayDeque<SendWqe> inflight = new ArrayDeque<>();
+    private long nextPsn;
+    private long nextSeq;
+    private boolean pumping;
+    private boolean rnrWait;
+    private int retries;
+    private ScheduledFuture<?> retransmitTimer;
+    /** When a response last made progress; the timer fires on silence, not on every ack. */
+    private long lastProgress;
+    private final AtomicInteger sendSlots = new AtomicInteger();
+    private final AtomicLong retiredSeq = new AtomicLong(-1);
+
+    SoftRequester(SoftQueuePair qp) {
+        this.qp = qp;
+        this.fabric = qp.fabric;
+    }
+
+    /** The sq PSN the QP was given: the next request goes out with it. */
+    void startAt(long psn) {
+        nextPsn = psn;
+    }
+
+    /** ibv_post_send. */
+    void post(SendWorkRequest... requests) {
+        qp.sendLock.lock();
+        try {
+            for (int i = 0; i < requests.length; i++) {
+                VerbsException refused = admit(requests[i]);
+                if (refused != null) {
+                    throw new PostException(refused, i);
+                }
+                SendWqe w = new SendWqe(requests[i], nextSeq);
+                if (requests[i].has(SendFlag.INLINE)) {
+                    // inline data is copied at post time: the caller may reuse its buffer at once
+                    w.payload = qp.pd.gather(requests[i].sgList(), true);
+                    if (w.payload == null) {
+                        throw new PostException(new InvalidRequestException("ibv_post_send",
+                                "inline data must lie in registered memory"), i);
+                    }
+                }
+                nextSeq++;
+                sendSlots.incrementAndGet();
+                pending.add(w);
+            }
+        } finally {
+            try {
+                // the requests before a refused one stay posted, so they go out (or flush) either way
+                if (qp.state == QpState.ERR) {
+                    qp.completer.flush();
+                } else {
+                    pump();
+                }
+            } finally {
+                qp.sendLock.unlock();
+            }
+        }
+    }
+
+    private VerbsException admit(SendWorkRequest wr) {
+        String call = "ibv_post_send";
+        VerbsException injected = qp.injectedRefusal(call);
+        if (injected != null) {
+            return injected;
+        }
+        QpState s = qp.state;
+        if (s == QpState.RESET || s == QpState.INIT || s == QpState.RTR) {
+            return new InvalidStateException(call, "the QP is in " + s + ", sends need RTS");
+        }
+        if (wr.sgList().size() > qp.init.maxSendSge()) {
+            return new InvalidRequestException(call, wr.sgList().size() + " SGEs, the QP takes "
+                    + qp.init.maxSendSge());
+        }
+        if (wr.has(SendFlag.INLINE) && wr.totalLength() > qp.init.maxInlineData()) {
+            return new InvalidRequestException(call, wr.totalLength() + " inline bytes, the QP takes "
+                    + qp.init.maxInlineData());
+        }
+        if (qp.init.type() == QpType.UD) {
+            if (wr.opcode() != SendOpcode.SEND && wr.opcode() != SendOpcode.SEND_WITH_IMM) {
+                return new InvalidRequestException(call, "a UD QP only sends");
+            }
+            if (wr.destination() == null || !(wr.destination().addressHandle() instanceof SoftAddressHandle)) {
+                return new InvalidRequestException(call, "a UD send needs an address handle of this fabric");
+            }
+        } else if (wr.opcode().isAtomic() && (wr.sgList().size() != 1 || wr.sgList().get(0).length() != 8)) {
+            return new InvalidRequestException(call, "an atomic takes one 8-byte SGE for its result");
+        }
+        if (sendSlots.get() >= qp.init.maxSendWr()) {
+            return new QueueFullException(call, "the send queue holds " + qp.init.maxSendWr() + " requests");
+        }
+        return null;
+    }
+
+    /** Polling a send completion frees its slot and those of the unsignaled sends before it. */
+    void retire(long seq) {
+        long previous = retiredSeq.getAndAccumulate(seq, Math::max);
+        if (seq > previous) {
+            sendSlots.addAndGet((int) -(seq - previous));
+        }
+    }
+
+    /** The oldest request not yet completed, sent or not; null when none is left. For a flush. */
+    SendWqe takeOldest() {
+        SendWqe w = inflight.poll();
+        return w != null ? w : pending.poll();
+    }
+
+    /** Nothing more goes out until the QP is ready again: no retransmission, no RNR wait. */
+    void stop() {
+        cancelRetransmit();
+        rnrWait = false;
+    }
+
+    /** Transmits pending requests in order. The caller holds sendLock. */
+    void pump() {
+        if (pumping) {
+            return;
+        }
+        pumping = true;
+        try {
+            while (!pending.isEmpty() && !rnrWait && qp.state == QpState.RTS) {
+                SendWqe w = pending.poll();
+                if (w.payload == null && needsPayload(w.wr.opcode())) {
+                    w.payload = qp.pd.gather(w.wr.sgList(), false);
+                    if (w.payload == null) {
+                        qp.completer.complete(w, WcStatus.LOC_PROT_ERR, 0);
+                        qp.enterError();
+                        return;
+                    }
+                }
+                if (qp.init.type() == QpType.UD) {
+                    // in flight until the wire carried it, so a flush meanwhile completes it once
+                    inflight.add(w);
+                    fabric.onWire(() -> carryDatagram(w));
+                    continue;
+                }
+                w.psn = nextPsn++;
+                inflight.add(w);
+                transmit(w);
+            }
+        } finally {
+            pumping = false;
+        }
+        armRetransmit();
+    }
+
+    /** Whether the request carries a payload out; a READ's and an atomic's data come back instead. */
+    static boolean needsPayload(SendOpcode op) {
+        return op != SendOpcode.RDMA_READ && !op.isAtomic();
+    }
+
+    private void transmit(SendWqe w) {
+        SendWorkRequest wr = w.wr;
+        int flags = (wr.has(SendFlag.SOLICITED) ? Packet.SOLICITED : 0) | (wr.opcode().hasImmediate() ? Packet.WITH_IMM : 0)
+                | (qp.migratedOnce ? Packet.MIGRATED : 0);
+        int length = wr.opcode() == SendOpcode.RDMA_READ ? (int) wr.totalLength() : 0;
+        if (!pathUp() && !(qp.migrationState == MigrationState.ARMED && migrateOnFailure())) {
+            return; // lost: the retransmit timer will notice
+        }
+        Packet p = new Packet(Packet.Kind.REQUEST, w.psn, wr.opcode().ordinal(), flags, wr.immData(), wr.remoteAddress(),
+                wr.rkey(), length, wr.compareAdd(), wr.swap(), 0, destinationPort(), w.payload);
+        LinkConnection tcp = qp.link;
+        if (tcp != null) {
+            tcp.send(p);
+            return;
+        }
+        SoftQueuePair peer = qp.remote;
+        if (peer != null && !peer.dropped) {
+            // the request runs after the post returned, as a device runs it: the buffer is the fabric's until the completion
+            fabric.onWire(() -> {
+                if (!peer.dropped) {
+                    Packet response = peer.responder.onRequest(p);
+                    if (response != null) {
+                        qp.completer.onResponse(response);
+                    }
+                }
+            });
+        }
+    }
+
+    private boolean migrateOnFailure() {
+        qp.migrate();
+        qp.migratedOnce = true;
+        qp.device.raise(new AsyncEvent.QpEvent(AsyncEventType.PATH_MIG, qp.qpNum()));
+        if (pathUp()) {
+            return true;
+        }
+        qp.device.raise(new AsyncEvent.QpEvent(AsyncEventType.PATH_MIG_ERR, qp.qpNum()));
+        return false;
+    }
+
+    private boolean pathUp() {
+        if (qp.dropped || !qp.device.port(qp.portNum, "transmit").isUp()) {
+            return false;
+        }
+        SoftQueuePair peer = qp.remote;
+        if (peer == null || qp.path == null) {
+            return qp.link != null;
+        }
+        SoftPort far = peer.device.portFor(qp.path.dgid());
+        return far != null && far.isUp();
+    }
+
+    private int destinationPort() {
+        byte[] gid = qp.path == null ? null : qp.path.dgid();
+        return gid == null ? 1 : gid[15];
+    }
+
+    /**
+     * The wire's turn for a datagram: delivered or dropped, then completed. Nothing happens when
+     * the QP flushed it meanwhile (it is no longer the oldest in flight).
+     */
+    private void carryDatagram(SendWqe w) {
+        qp.sendLock.lock();
+        try {
+            if (inflight.peek() != w) {
+                return;
+            }
+            inflight.poll();
+            sendDatagram(w);
+        } finally {
+            qp.sendLock.unlock();
+        }
+    }
+
+    private void sendDatagram(SendWqe w) {
+        SendWorkRequest.UdDestination dest = w.wr.destination();
+        AddressVector av = dest.addressHandle().addressVector();
+        if (w.payload.remaining() > Math.min(qp.pathMtu, SoftDevice.MTU)) {
+            qp.completer.complete(w, WcStatus.LOC_LEN_ERR, 0);
+            return;
+        }
+        SoftPort local = qp.device.ports[Math.max(1, Math.min(2, av.portNum())) - 1];
+        byte[] sgid = local.gid;
+        int qkeyToUse = dest.remoteQkey() < 0 ? qp.qkey : dest.remoteQkey();
+        int imm = w.wr.opcode().hasImmediate() ? Packet.WITH_IMM : 0;
+        if (local.isUp()) {
+            if (dest.remoteQpn() == SoftFabric.MULTICAST_QPN) {
+                // every attached QP receives, the sender too: IB and RoCE loop multicast back by default
+                for (SoftQueuePair member : fabric.multicastMembers(av.dgid())) {
+                    member.responder.onDatagram(w.payload, imm, w.wr.immData(), qp.qpNum(), sgid, av.dgid(),
+                            qkeyToUse);
+                }
+            } else {
+                SoftPort far = fabric.portFor(av.dgid());
+                SoftQueuePair target = far == null || !far.isUp() ? null : far.device.queuePair(dest.remoteQpn());
+                if (target != null) {
+                    target.responder.onDatagram(w.payload, imm, w.wr.immData(), qp.qpNum(), sgid, av.dgid(),
+                            qkeyToUse);
+                }
+            }
+        }
+        qp.completer.complete(w, WcStatus.SUCCESS, 0); // UD is unreliable: a lost datagram still completes
+    }
+
+    /** A response made progress: the retry count starts over, and whatever waits goes out. */
+    void progressed() {
+        retries = 0;
+        lastProgress = System.nanoTime();
+        pump();
+    }
+
+    /** An RNR NAK: everything in flight goes again, after the responder's RNR timer. */
+    void retryAfterRnr(long nanos) {
+        rewind();
+        rnrWait = true;
+        schedule(this::resumeAfterRnr, nanos);
+    }
+
+    /** Puts every request in flight back in front of the pending ones, to send again in order. */
+    private void rewind() {
+        SendWqe w;
+        while ((w = inflight.pollLast()) != null) {
+            if (!w.wr.has(SendFlag.INLINE)) {
+                // the HCA reads the SGEs again for each try: a region deregistered meanwhile fails it
+                w.payload = null;
+            }
+            pending.addFirst(w);
+        }
+        if (!pending.isEmpty()) {
+            nextPsn = pending.peek().psn;
+        }
+    }
+
+    private void resumeAfterRnr() {
+        qp.sendLock.lock();
+        try {
+            rnrWait = false;
+            pump();
+        } finally {
+            qp.sendLock.unlock();
+        }
+    }
+
+    private void armRetransmit() {
+        // UD is unreliable: a datagram in flight is never sent again
+        if (inflight.isEmpty() || retransmitTimer != null || qp.timeout == 0 || qp.isClosed()
+                || qp.init.type() == QpType.UD) {
+            return;
+        }
+        lastProgress = System.nanoTime();
+        retransmitTimer = schedule(this::onRetransmitTimeout, transportTimeoutNanos());
+    }
+
+    /**
+     * 4.096 us * 2^timeout (IB spec), at least 20 ms: the soft wire is a thread the OS schedules,
+     * and on a loaded machine it may not run for milliseconds, where an HCA's engine would.
+     */
+    private long transportTimeoutNanos() {
+        return Math.max(20_000_000L, (long) (4096.0 * (1L << Math.min(qp.timeout, 31))));
+    }
+
+    private ScheduledFuture<?> schedule(Runnable task, long nanos) {
+        try {
+            return fabric.timer.schedule(task, nanos, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            return null; // the fabric is closing and flushes this QP itself
+        }
+    }
+
+    void cancelRetransmit() {
+        if (retransmitTimer != null) {
+            retransmitTimer.cancel(false);
+            retransmitTimer = null;
+        }
+    }
+
+    private void onRetransmitTimeout() {
+        qp.sendLock.lock();
+        try {
+            retransmitTimer = null;
+            if (inflight.isEmpty() || qp.state != QpState.RTS && qp.state != QpState.SQD) {
+                return;
+            }
+            long quiet = System.nanoTime() - lastProgress;
+            if (quiet < transportTimeoutNanos()) {
+                // responses kept coming: wait out the rest of a full timeout of silence
+                retransmitTimer = schedule(this::onRetransmitTimeout, transportTimeoutNanos() - quiet);
+                return;
+            }
+            if (++retries > qp.retryCount) {
+                qp.completer.complete(inflight.poll(), WcStatus.RETRY_EXC_ERR, 0);
+                qp.enterError();
+                return;
+            }
+            rewind();
+            pump();
+        } finally {
+            qp.sendLock.unlock();
+        }
+    }
+}
