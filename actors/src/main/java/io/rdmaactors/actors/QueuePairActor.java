@@ -729,7 +729,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             return; // acknowledged when the peer says Done, which may already have come
         }
         if (item instanceof LargeRead read) {
-            read.into().data = ByteString.fromByteBuffer(read.region().buffer());
+            read.into().data = RendezvousMemory.copyOut(read.region().buffer());
             recycle(read.region());
             writeQueue.add(new SendDone(new Rendezvous.Done(read.ready().id())));
             deliverHeld();

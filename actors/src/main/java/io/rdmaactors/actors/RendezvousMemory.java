@@ -7,6 +7,8 @@ import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.apache.pekko.util.ByteString;
+import org.apache.pekko.util.ByteStringBuilder;
 
 /**
  * Direct memory for rendezvous messages, reused: a 16 MiB message would otherwise allocate (and
@@ -21,6 +23,8 @@ final class RendezvousMemory {
     private static final int CLASSES = 31 - SMALLEST_CLASS;
     /** The most this JVM keeps for reuse. */
     static final long KEPT = 64L << 20;
+    /** Below G1's humongous threshold: half a region, and a region is at least 1 MiB. */
+    private static final int HEAP_PIECE = 128 << 10;
 
     /** Last given, first taken: the warmest buffer goes out again. */
     private static final List<Deque<ByteBuffer>> FREE = Stream.generate(ConcurrentLinkedDeque<ByteBuffer>::new)
@@ -28,6 +32,22 @@ final class RendezvousMemory {
     private static final AtomicLong KEPT_BYTES = new AtomicLong();
 
     private RendezvousMemory() {
+    }
+
+    /**
+     * A read message's bytes as a ByteString that owns them, in pieces of 128 KiB: one array as
+     * large as the message (up to max-message-size) would be a humongous allocation, zeroed outside
+     * the young generation, about 1.5x the time of its pieces at 16 MiB.
+     */
+    static ByteString copyOut(ByteBuffer message) {
+        ByteStringBuilder pieces = ByteString.createBuilder();
+        ByteBuffer from = message.duplicate();
+        while (from.hasRemaining()) {
+            byte[] piece = new byte[Math.min(HEAP_PIECE, from.remaining())];
+            from.get(piece);
+            pieces.putByteArrayUnsafe(piece);
+        }
+        return pieces.result();
     }
 
     /** A direct buffer of at least {@code size} bytes, position 0; its contents are undefined. */
