@@ -48,7 +48,8 @@ import org.apache.pekko.util.ByteString;
  * beyond that they wait in the write queue, in order, and are posted as completions free the send
  * queue. Only when the write queue is full too is a command refused, with WritingSuspended (Pekko
  * IO's NACK protocol). Completions are polled in batches when the device's completion poller says
- * the CQ fired, and again for {@code completion-spin} after that before the CQ is re-armed. Every
+ * the CQ fired, and again for {@code completion-spin} after that (then for {@code completion-yield}
+ * more, yielding the thread between polls) before the CQ is re-armed. Every
  * command is answered exactly once: on its completion, on its flush, or when the connection closes
  * first.
  */
@@ -189,6 +190,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private final CompletionQueue cq;
     private final CompletionPoller.Subscription completions;
     private final long spinNanos;
+    private final long yieldNanos;
     private final WorkCompletion[] batch = new WorkCompletion[32];
     private final Buffers buffers;
     private ActorRef<ConnectionEvent> handler;
@@ -224,7 +226,8 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private boolean flushScheduled;
     /** Polling again after completions; the CQ is re-armed when the spin ends. */
     private boolean spinning;
-    private long spinUntil;
+    /** When the spin began or last found a completion: it lasts spin + yield from then. */
+    private long lastFound;
     /** The current spin found a completion. */
     private boolean spinFound;
     /** Spins in a row that found nothing, and how many wake-ups go without a spin because of them. */
@@ -258,6 +261,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         this.handler = handler;
         this.connection = connection;
         this.spinNanos = settings.completionSpin().toNanos();
+        this.yieldNanos = settings.completionYield().toNanos();
         this.outstanding = new Object[buffers.send.capacity()];
         this.writeQueueLimit = settings.writeQueue();
         this.maxMessageSize = settings.maxMessageSize();
@@ -546,14 +550,14 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         if (closed) {
             return this;
         }
-        if (spinNanos == 0 || spinsToSkip > 0) {
+        if (spinNanos + yieldNanos == 0 || spinsToSkip > 0) {
             spinsToSkip = Math.max(0, spinsToSkip - 1);
             completions.rearm();
             pollAll();
             return this;
         }
         pollAll();
-        spinUntil = System.nanoTime() + spinNanos;
+        lastFound = System.nanoTime();
         spinFound = false;
         if (!spinning) {
             spinning = true;
@@ -569,16 +573,21 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             return this;
         }
         if (pollAll() > 0) {
-            spinUntil = System.nanoTime() + spinNanos;
+            lastFound = System.nanoTime();
             spinFound = true;
         }
-        if (System.nanoTime() - spinUntil < 0) {
+        long waited = System.nanoTime() - lastFound;
+        if (waited < spinNanos + yieldNanos) {
+            if (waited >= spinNanos) {
+                // waiting on an answer: whoever shares this core (the peer, an I/O thread) runs first
+                Thread.yield();
+            }
             getContext().getSelf().tell(new PollAgain());
             return this;
         }
         completions.rearm();
         if (pollAll() > 0) {
-            spinUntil = System.nanoTime() + spinNanos;
+            lastFound = System.nanoTime();
             getContext().getSelf().tell(new PollAgain());
         } else {
             spinning = false;

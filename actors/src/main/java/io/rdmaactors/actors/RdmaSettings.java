@@ -9,8 +9,8 @@ import java.util.Map;
 public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int sendQueueDepth,
                            int receiveQueueDepth, int bufferSize, int writeQueue, int maxMessageSize,
                            Duration resolveTimeout, Duration connectTimeout,
-                           Duration acceptTimeout, int completionPollers, Duration completionSpin, String dispatcher,
-                           String verbsDispatcher) {
+                           Duration acceptTimeout, int completionPollers, Duration completionSpin,
+                           Duration completionYield, String dispatcher, String verbsDispatcher) {
 
     public RdmaSettings {
         fabricOptions = Map.copyOf(fabricOptions);
@@ -19,8 +19,9 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
             throw new IllegalArgumentException("queue depths and max-message-size must be positive, buffer-size at"
                     + " least 32 and write-queue not negative");
         }
-        if (completionPollers < 1 || completionSpin.isNegative()) {
-            throw new IllegalArgumentException("completion-pollers must be positive and completion-spin not negative");
+        if (completionPollers < 1 || completionSpin.isNegative() || completionYield.isNegative()) {
+            throw new IllegalArgumentException("completion-pollers must be positive, completion-spin and"
+                    + " completion-yield not negative");
         }
     }
 
@@ -33,6 +34,7 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
                 c.getInt("receive-queue-depth"), c.getInt("buffer-size"), c.getInt("write-queue"),
                 (int) Math.min(Integer.MAX_VALUE, c.getBytes("max-message-size")), c.getDuration("resolve-timeout"),
                 c.getDuration("connect-timeout"), c.getDuration("accept-timeout"), c.getInt("completion-pollers"),
-                c.getDuration("completion-spin"), c.getString("dispatcher"), c.getString("verbs-dispatcher"));
+                c.getDuration("completion-spin"), c.getDuration("completion-yield"), c.getString("dispatcher"),
+                c.getString("verbs-dispatcher"));
     }
 }

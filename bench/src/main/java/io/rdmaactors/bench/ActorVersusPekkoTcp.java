@@ -101,13 +101,16 @@ public final class ActorVersusPekkoTcp {
         int bufferSize = 64 * 1024;
         System.out.printf("ActorVersusPekkoTcp: rdma-actors on the soft fabric vs Pekko TCP, two JVMs on"
                 + " 127.0.0.1; %d rounds, ping-pong %d round trips, streams of %d x 64 B and %d x 64 KiB, Streams"
-                + " echoes of %d x 64 B and %d x 64 KiB; completion-spin %s%n", rounds, counts.pings(),
-                counts.messages(), counts.large(), counts.echoes(), counts.largeEchoes(),
-                ConfigFactory.load().getString("rdma-actors.completion-spin"));
+                + " echoes of %d x 64 B and %d x 64 KiB; completion-spin %s, completion-yield %s%n", rounds,
+                counts.pings(), counts.messages(), counts.large(), counts.echoes(), counts.largeEchoes(),
+                ConfigFactory.load().getString("rdma-actors.completion-spin"),
+                ConfigFactory.load().getString("rdma-actors.completion-yield"));
         // the peer waits for completions as this process does (-Drdma-actors.completion-spin=... reaches both)
         String spin = ConfigFactory.load().getString("rdma-actors.completion-spin");
+        String yield = ConfigFactory.load().getString("rdma-actors.completion-yield");
         List<String> command = new ArrayList<>(List.of(BenchSupport.javaBinary(), "-cp",
                 System.getProperty("java.class.path"), "-Xmx1g", "-Drdma-actors.completion-spin=" + spin,
+                "-Drdma-actors.completion-yield=" + yield,
                 EchoSinkPeer.class.getName(), Integer.toString(bufferSize)));
         Process child = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "bench", ConfigFactory.parseString(

@@ -34,8 +34,9 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 /**
  * What the actors cost over the bare SPI on the soft fabric, in one run: 64-byte ping-pong round
  * trips and one-way streaming. Both sides wait for completions the same way: they poll for
- * {@code rdma-actors.completion-spin} after the last completion, then arm the CQ and sleep on its
- * completion channel, so the ratio is the actor layer's own cost.
+ * {@code rdma-actors.completion-spin} after the last completion (and {@code completion-yield} more,
+ * yielding between polls), then arm the CQ and sleep on its completion channel, so the ratio is
+ * the actor layer's own cost.
  *
  * <p>{@code java -cp "bench/target/classes:$(cat bench/target/classpath.txt)" io.rdmaactors.bench.ActorVersusVerbs}
  */
@@ -48,6 +49,7 @@ public final class ActorVersusVerbs {
     private static final Duration STEP = Duration.ofSeconds(10);
     /** The actors' hybrid wait, which the bare side copies. */
     private static final long SPIN_NANOS = ConfigFactory.load().getDuration("rdma-actors.completion-spin").toNanos();
+    private static final long YIELD_NANOS = ConfigFactory.load().getDuration("rdma-actors.completion-yield").toNanos();
 
     private ActorVersusVerbs() {
     }
@@ -112,12 +114,17 @@ public final class ActorVersusVerbs {
         /** The next completion: polling for the spin, then sleeping on the channel, as the QP actor does. */
         WorkCompletion next() throws Exception {
             while (true) {
-                long until = System.nanoTime() + SPIN_NANOS;
+                long start = System.nanoTime();
+                long waited;
                 do {
                     if (cq.poll(one) == 1) {
                         return one[0];
                     }
-                } while (System.nanoTime() - until < 0);
+                    waited = System.nanoTime() - start;
+                    if (waited >= SPIN_NANOS && waited < SPIN_NANOS + YIELD_NANOS) {
+                        Thread.yield();
+                    }
+                } while (waited < SPIN_NANOS + YIELD_NANOS);
                 cq.requestNotify(false);
                 if (cq.poll(one) == 1) {
                     return one[0];

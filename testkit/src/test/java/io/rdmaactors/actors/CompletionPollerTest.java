@@ -72,6 +72,21 @@ class CompletionPollerTest {
     }
 
     @Test
+    void aSpinThatOnlyYieldsStillTakesEveryCompletionAndReArms() throws InterruptedException {
+        // no busy spin; a yielding one long enough to cover several messages, then the CQ is re-armed
+        kit = RdmaTestKit.create(SMALL + "rdma-actors.completion-spin = 0\nrdma-actors.completion-yield = 20ms");
+        RdmaTestKit.Listener listener = kit.listen(100);
+        List<RdmaTestKit.Pair> pairs = connect(listener, 20);
+        for (int round = 0; round < 5; round++) {
+            exchangeOneMessageEach(pairs);
+            Thread.sleep(50); // past the yield: the next round must come through re-armed CQs
+        }
+        pairs.forEach(p -> kit.close(p));
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
     void cqsDestroyedWhileTheirChannelServesOthersLeaveNothingUnacked() {
         kit = RdmaTestKit.create(SMALL + "rdma-actors.completion-spin = 0");
         RdmaTestKit.Listener listener = kit.listen(100);
