@@ -25,6 +25,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import org.apache.pekko.actor.DeadLetterSuppression;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -43,8 +44,12 @@ import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
  */
 final class ConnectionActor {
 
-    /** What the library's own actors tell a connection or its QP actor; everything else is the handler's command. */
-    interface Internal extends ConnectionCommand {
+    /**
+     * What the library's own actors tell a connection or its QP actor; everything else is the
+     * handler's command. One that races the connection's stop (a CM event, a completion
+     * notification) is expected, so it is not a dead letter worth logging.
+     */
+    interface Internal extends ConnectionCommand, DeadLetterSuppression {
     }
 
     /** A CM event for this connection's id. */
