@@ -48,8 +48,9 @@ import org.apache.pekko.util.ByteString;
  * beyond that they wait in the write queue, in order, and are posted as completions free the send
  * queue. Only when the write queue is full too is a command refused, with WritingSuspended (Pekko
  * IO's NACK protocol). Completions are polled in batches when the device's completion poller says
- * the CQ fired, and again for {@code completion-spin} after that (then for {@code completion-yield}
- * more, yielding the thread between polls) before the CQ is re-armed. Every
+ * the CQ fired, and again for {@code completion-spin} after that (then, while an answer to what it
+ * sent is awaited, for {@code completion-yield} more, yielding the thread between polls) before the
+ * CQ is re-armed. Every
  * command is answered exactly once: on its completion, on its flush, or when the connection closes
  * first.
  */
@@ -230,6 +231,10 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private long lastFound;
     /** The current spin found a completion. */
     private boolean spinFound;
+    /** A message was ever delivered to the handler: the connection carries requests and answers. */
+    private boolean delivered;
+    /** Posted since the last message was delivered, on a connection that gets answers: one may come soon. */
+    private boolean awaitingAnswer;
     /** Spins in a row that found nothing, and how many wake-ups go without a spin because of them. */
     private int missedSpins;
     private int spinsToSkip;
@@ -411,6 +416,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         for (int from = 0; from < count; ) {
             try {
                 qp.postSend(from == 0 && count == requests.length ? requests : Arrays.copyOfRange(requests, from, count));
+                awaitingAnswer = delivered;
                 from = count;
             } catch (PostException e) {
                 unpost(slots[from + e.failedIndex()], e);
@@ -577,9 +583,11 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             spinFound = true;
         }
         long waited = System.nanoTime() - lastFound;
-        if (waited < spinNanos + yieldNanos) {
+        // the yielding part only while an answer is awaited: a stream's two ends, which never wait
+        // for one, would only give their turns away
+        if (waited < spinNanos + (awaitingAnswer ? yieldNanos : 0)) {
             if (waited >= spinNanos) {
-                // waiting on an answer: whoever shares this core (the peer, an I/O thread) runs first
+                // whoever shares this core (the peer, an I/O thread) runs first
                 Thread.yield();
             }
             getContext().getSelf().tell(new PollAgain());
@@ -816,6 +824,8 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     }
 
     private void deliver(Inbound message) {
+        delivered = true;
+        awaitingAnswer = false;
         if (message instanceof Large large) {
             handler.tell(new RdmaProtocol.Received(large.data, large.immediate));
             return;

@@ -73,12 +73,21 @@ class CompletionPollerTest {
 
     @Test
     void aSpinThatOnlyYieldsStillTakesEveryCompletionAndReArms() throws InterruptedException {
-        // no busy spin; a yielding one long enough to cover several messages, then the CQ is re-armed
+        // no busy spin; a yielding one, for connections awaiting answers, long enough to cover
+        // several messages, then the CQ is re-armed
         kit = RdmaTestKit.create(SMALL + "rdma-actors.completion-spin = 0\nrdma-actors.completion-yield = 20ms");
         RdmaTestKit.Listener listener = kit.listen(100);
         List<RdmaTestKit.Pair> pairs = connect(listener, 20);
         for (int round = 0; round < 5; round++) {
             exchangeOneMessageEach(pairs);
+            for (int c = 0; c < pairs.size(); c++) { // answers: from now on each send awaits one
+                pairs.get(c).server().tell(RdmaProtocol.Send.of(ByteBuffer.allocate(4).putInt(c).array(), null));
+            }
+            for (int c = 0; c < pairs.size(); c++) {
+                RdmaProtocol.Received r = assertInstanceOf(RdmaProtocol.Received.class,
+                        pairs.get(c).clientEvents().receiveMessage(WAIT));
+                assertEquals(c, r.data().asByteBuffer().getInt(), "an answer reached another connection");
+            }
             Thread.sleep(50); // past the yield: the next round must come through re-armed CQs
         }
         pairs.forEach(p -> kit.close(p));
