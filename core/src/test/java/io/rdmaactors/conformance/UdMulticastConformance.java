@@ -47,6 +47,12 @@ public abstract class UdMulticastConformance extends FabricConformance {
         return qp;
     }
 
+    /** An address handle to this device's own port: where every datagram of these tests goes. */
+    private AddressHandle loopbackAddress(ProtectionDomain pd) {
+        return opened(pd.createAddressHandle(
+                AddressVector.global(device().queryPort(Loopback.PORT).gid(0), Loopback.PORT)));
+    }
+
     /** What one datagram left behind: both completions, the sender's QP number and the receive buffer. */
     private record Datagram(WorkCompletion recv, WorkCompletion send, int senderQpNum, MemoryRegion inbox) {
     }
@@ -57,8 +63,7 @@ public abstract class UdMulticastConformance extends FabricConformance {
         CompletionQueue cq = opened(device().createCompletionQueue(16, null));
         QueuePair sender = udQueuePair(pd, cq);
         QueuePair receiver = udQueuePair(pd, cq);
-        AddressHandle ah = opened(pd.createAddressHandle(
-                AddressVector.global(device().queryPort(Loopback.PORT).gid(0), Loopback.PORT)));
+        AddressHandle ah = loopbackAddress(pd);
         MemoryRegion src = opened(pd.register(pattern(payload, 1)));
         MemoryRegion inbox = opened(pd.register(ByteBuffer.allocateDirect(room)));
         receiver.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
@@ -94,8 +99,7 @@ public abstract class UdMulticastConformance extends FabricConformance {
         CompletionQueue cq = opened(device().createCompletionQueue(16, null));
         QueuePair sender = udQueuePair(pd, cq);
         QueuePair receiver = udQueuePair(pd, cq);
-        AddressHandle ah = opened(pd.createAddressHandle(
-                AddressVector.global(device().queryPort(Loopback.PORT).gid(0), Loopback.PORT)));
+        AddressHandle ah = loopbackAddress(pd);
         MemoryRegion src = opened(pd.register(pattern(16, 2)));
         MemoryRegion inbox = opened(pd.register(ByteBuffer.allocateDirect(GRH + 16)));
         receiver.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
@@ -117,8 +121,7 @@ public abstract class UdMulticastConformance extends FabricConformance {
             CompletionQueue cq = opened(device().createCompletionQueue(16, null));
             // an RC QP's Q_Key is 0: a datagram with Q_Key 0 passes every check but the QP type's
             QueuePair sender = udQueuePair(pd, cq, 0);
-            AddressHandle ah = opened(pd.createAddressHandle(
-                    AddressVector.global(device().queryPort(Loopback.PORT).gid(0), Loopback.PORT)));
+            AddressHandle ah = loopbackAddress(pd);
             MemoryRegion datagram = opened(pd.register(pattern(16, 3)));
             MemoryRegion inbox = loop.b.register(GRH + 16);
             loop.b.qp.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
