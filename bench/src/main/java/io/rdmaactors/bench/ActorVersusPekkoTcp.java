@@ -1,5 +1,6 @@
 package io.rdmaactors.bench;
 
+import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
@@ -99,22 +100,21 @@ public final class ActorVersusPekkoTcp {
     private static void run(int rounds, Counts counts, Path charts) throws Exception {
         // 64 KiB messages need 64 KiB buffers; both sides use the same settings for every workload
         int bufferSize = 64 * 1024;
+        // the peer waits for completions as this process does (-Drdma-actors.completion-spin=... reaches both)
+        Config config = ConfigFactory.load();
+        String spin = config.getString("rdma-actors.completion-spin");
+        String yield = config.getString("rdma-actors.completion-yield");
         System.out.printf("ActorVersusPekkoTcp: rdma-actors on the soft fabric vs Pekko TCP, two JVMs on"
                 + " 127.0.0.1; %d rounds, ping-pong %d round trips, streams of %d x 64 B and %d x 64 KiB, Streams"
                 + " echoes of %d x 64 B and %d x 64 KiB; completion-spin %s, completion-yield %s%n", rounds,
-                counts.pings(), counts.messages(), counts.large(), counts.echoes(), counts.largeEchoes(),
-                ConfigFactory.load().getString("rdma-actors.completion-spin"),
-                ConfigFactory.load().getString("rdma-actors.completion-yield"));
-        // the peer waits for completions as this process does (-Drdma-actors.completion-spin=... reaches both)
-        String spin = ConfigFactory.load().getString("rdma-actors.completion-spin");
-        String yield = ConfigFactory.load().getString("rdma-actors.completion-yield");
+                counts.pings(), counts.messages(), counts.large(), counts.echoes(), counts.largeEchoes(), spin, yield);
         List<String> command = new ArrayList<>(List.of(BenchSupport.javaBinary(), "-cp",
                 System.getProperty("java.class.path"), "-Xmx1g", "-Drdma-actors.completion-spin=" + spin,
                 "-Drdma-actors.completion-yield=" + yield,
                 EchoSinkPeer.class.getName(), Integer.toString(bufferSize)));
         Process child = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "bench", ConfigFactory.parseString(
-                "pekko.loglevel = WARNING\nrdma-actors.buffer-size = " + bufferSize).withFallback(ConfigFactory.load()));
+                "pekko.loglevel = WARNING\nrdma-actors.buffer-size = " + bufferSize).withFallback(config));
         try {
             BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(),
                     StandardCharsets.UTF_8));
