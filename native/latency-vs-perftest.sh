@@ -2,8 +2,9 @@
 # Send/receive ping-pong latency on the jna provider, through the bare SPI (bench JnaPingPong) and
 # through the actors (bench ActorPingPongLatency), against rdma-core's own ib_send_lat -R
 # (perftest), interleaved, on one RDMA device: server and client of each on ADDR.
-# Runs where an RDMA device is: inside the Soft-RoCE guest
-#   native/softroce-vm/vm.sh 'native/latency-vs-perftest.sh'
+# Runs where an RDMA device is: inside the Soft-RoCE guest, on multi-threaded TCG (on one TCG
+# thread, the busy-polling sides take turns of milliseconds)
+#   RXE_VM_TCG_THREAD=multi native/softroce-vm/vm.sh 'native/latency-vs-perftest.sh'
 # or on a host with RDMA hardware (ADDR=its address, DEV=its device).
 # Needs the bench built on the host first:
 #   mvn -B -o install -DskipTests -pl cm-events,core,actors && mvn -B -o package -DskipTests -pl bench

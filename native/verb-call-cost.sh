@@ -2,7 +2,7 @@
 # JMH (bench VerbCallCost): one static-inline verb through the ibv_context.ops pointer, direct-mapped
 # (the jna provider's way) and through com.sun.jna.Function, against an empty JNA call; and one
 # post_send + poll_cq pair through the SPI. Needs an RDMA device: run it inside the Soft-RoCE guest
-#   native/softroce-vm/vm.sh native/verb-call-cost.sh
+#   RXE_VM_TCG_THREAD=multi native/softroce-vm/vm.sh native/verb-call-cost.sh
 # or on a host with RDMA hardware (ADDR=its address). Build the bench on the host first
 # (mvn -B -DskipTests package -pl bench -am). Extra arguments go to JMH (e.g. -wi 5 -i 10).
 set -euo pipefail

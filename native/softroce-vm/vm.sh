@@ -7,6 +7,8 @@
 # Env: RXE_VM_ACCEL=tcg|kvm (tcg: software emulation works everywhere; kvm where the host allows it)
 #      RXE_VM_MEM=MiB (4096)  RXE_VM_CPUS (2)
 #      RXE_VM_TIMEOUT=seconds (3600)  RXE_VM_LOG=kernel console log file (/tmp/rxe-vm-console.log)
+#      RXE_VM_TCG_THREAD=single|multi (single: see below; multi for timings, where busy-polling
+#      peers on one TCG thread would take turns of milliseconds)
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 'command'" >&2; exit 2; }
 KVER=${RXE_VM_KVER:-$(ls /lib/modules | grep -- '-amd64$' | sort -V | tail -1)}
@@ -43,7 +45,8 @@ printf '%s\n' "$PWD" > "$X/cwd"
 # so all vCPUs run on one TCG thread (thread=single), and none runs code while another patches it.
 case $ACCEL in
   kvm) CPU=host; ACCEL_OPTS=kvm ;;
-  *) CPU=max,avx=off,avx2=off,fma=off,f16c=off,vaes=off,vpclmulqdq=off; ACCEL_OPTS=$ACCEL,thread=single ;;
+  *) CPU=max,avx=off,avx2=off,fma=off,f16c=off,vaes=off,vpclmulqdq=off
+     ACCEL_OPTS=$ACCEL,thread=${RXE_VM_TCG_THREAD:-single} ;;
 esac
 rc=0
 timeout "${RXE_VM_TIMEOUT:-3600}" qemu-system-x86_64 -accel "$ACCEL_OPTS" -cpu $CPU -m "$MEM" -smp "$CPUS" \
