@@ -100,18 +100,19 @@ public final class ActorVersusPekkoTcp {
     private static void run(int rounds, Counts counts, Path charts) throws Exception {
         // 64 KiB messages need 64 KiB buffers; both sides use the same settings for every workload
         int bufferSize = 64 * 1024;
-        // the peer waits for completions as this process does (-Drdma-actors.completion-spin=... reaches both)
+        // the peer waits for completions and dispatches as this process does: -Drdma-actors... and -Dpekko... reach both
         Config config = ConfigFactory.load();
         String spin = config.getString("rdma-actors.completion-spin");
         String yield = config.getString("rdma-actors.completion-yield");
         System.out.printf("ActorVersusPekkoTcp: rdma-actors on the soft fabric vs Pekko TCP, two JVMs on"
                 + " 127.0.0.1; %d rounds, ping-pong %d round trips, streams of %d x 64 B and %d x 64 KiB, Streams"
-                + " echoes of %d x 64 B and %d x 64 KiB; completion-spin %s, completion-yield %s%n", rounds,
-                counts.pings(), counts.messages(), counts.large(), counts.echoes(), counts.largeEchoes(), spin, yield);
+                + " echoes of %d x 64 B and %d x 64 KiB; completion-spin %s, completion-yield %s; %s%n", rounds,
+                counts.pings(), counts.messages(), counts.large(), counts.echoes(), counts.largeEchoes(), spin, yield,
+                BenchSupport.defaultDispatcher(config));
         List<String> command = new ArrayList<>(List.of(BenchSupport.javaBinary(), "-cp",
-                System.getProperty("java.class.path"), "-Xmx1g", "-Drdma-actors.completion-spin=" + spin,
-                "-Drdma-actors.completion-yield=" + yield,
-                EchoSinkPeer.class.getName(), Integer.toString(bufferSize)));
+                System.getProperty("java.class.path"), "-Xmx1g"));
+        command.addAll(BenchSupport.settingsForChild());
+        command.addAll(List.of(EchoSinkPeer.class.getName(), Integer.toString(bufferSize)));
         Process child = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "bench", ConfigFactory.parseString(
                 "pekko.loglevel = WARNING\nrdma-actors.buffer-size = " + bufferSize).withFallback(config));

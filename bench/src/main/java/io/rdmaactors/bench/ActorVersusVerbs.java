@@ -56,6 +56,8 @@ public final class ActorVersusVerbs {
 
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 5;
+        System.out.printf("ActorVersusVerbs: %d rounds; completion-spin %d us, completion-yield %d us; %s%n", rounds,
+                SPIN_NANOS / 1000, YIELD_NANOS / 1000, BenchSupport.defaultDispatcher(ConfigFactory.load()));
         double[] verbsRtt = new double[rounds];
         double[] actorRtt = new double[rounds];
         double[] verbsRate = new double[rounds];

@@ -1,11 +1,15 @@
 package io.rdmaactors.bench;
 
+import com.typesafe.config.Config;
 import io.rdmaactors.cm.CmEvent;
 import io.rdmaactors.verbs.EventChannel;
 import java.io.File;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /** What the benchmarks share: options, CM event waits, statistics, formatting. */
@@ -148,6 +152,32 @@ public final class BenchSupport {
 
     private static long percentile(long[] sorted, double p) {
         return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p * sorted.length) - 1)];
+    }
+
+    /**
+     * The default dispatcher's thread count as Pekko sizes it (cores x parallelism-factor, rounded
+     * up, within parallelism-min and -max), and the settings that decide it, for a benchmark's
+     * header: on fewer than 8 cores Pekko's own minimum of 8 oversubscribes them.
+     */
+    static String defaultDispatcher(Config config) {
+        Config fj = config.getConfig("pekko.actor.default-dispatcher.fork-join-executor");
+        int cores = Runtime.getRuntime().availableProcessors();
+        int threads = Math.min(Math.max((int) Math.ceil(cores * fj.getDouble("parallelism-factor")),
+                fj.getInt("parallelism-min")), fj.getInt("parallelism-max"));
+        return String.format("default dispatcher %d threads on %d cores (parallelism-min %d, -max %d)", threads, cores,
+                fj.getInt("parallelism-min"), fj.getInt("parallelism-max"));
+    }
+
+    /** This JVM's -Drdma-actors.* and -Dpekko.* settings, for a child JVM that must run as this one does. */
+    static List<String> settingsForChild() {
+        List<String> options = new ArrayList<>();
+        for (String key : System.getProperties().stringPropertyNames()) {
+            if (key.startsWith("rdma-actors.") || key.startsWith("pekko.")) {
+                options.add("-D" + key + "=" + System.getProperty(key));
+            }
+        }
+        Collections.sort(options);
+        return options;
     }
 
     static String javaBinary() {

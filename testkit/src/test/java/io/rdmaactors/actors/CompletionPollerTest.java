@@ -27,6 +27,8 @@ class CompletionPollerTest {
     /** Small queues and buffers: these tests are about counts, not bytes. */
     private static final String SMALL = "rdma-actors.send-queue-depth = 8\nrdma-actors.receive-queue-depth = 8\n"
             + "rdma-actors.buffer-size = 64\n";
+    /** No polling after completions: every one must come through an armed CQ and its channel. */
+    private static final String NO_SPIN = "rdma-actors.completion-spin = 0\nrdma-actors.completion-yield = 0\n";
 
     private RdmaTestKit kit;
 
@@ -59,8 +61,7 @@ class CompletionPollerTest {
 
     @Test
     void manyCqsCompletingAtOnceOnOneChannelLoseNoWakeUp() {
-        // no spin: every completion must come through an armed CQ and the shared channel
-        kit = RdmaTestKit.create(SMALL + "rdma-actors.completion-spin = 0\nrdma-actors.completion-pollers = 1");
+        kit = RdmaTestKit.create(SMALL + NO_SPIN + "rdma-actors.completion-pollers = 1");
         RdmaTestKit.Listener listener = kit.listen(300);
         List<RdmaTestKit.Pair> pairs = connect(listener, 200);
         for (int round = 0; round < 5; round++) {
@@ -97,7 +98,7 @@ class CompletionPollerTest {
 
     @Test
     void cqsDestroyedWhileTheirChannelServesOthersLeaveNothingUnacked() {
-        kit = RdmaTestKit.create(SMALL + "rdma-actors.completion-spin = 0");
+        kit = RdmaTestKit.create(SMALL + NO_SPIN);
         RdmaTestKit.Listener listener = kit.listen(100);
         List<RdmaTestKit.Pair> pairs = connect(listener, 40);
         int messages = 200;
@@ -168,7 +169,7 @@ class CompletionPollerTest {
 
     @Test
     void onTheSoftFabricCompletionsReachTheirActorWithNoPollerThreadWaking() {
-        kit = RdmaTestKit.create(SMALL + "rdma-actors.completion-spin = 0");
+        kit = RdmaTestKit.create(SMALL + NO_SPIN);
         Assumptions.assumeTrue(kit.fabric().provider().equals("soft"), "rdma-core's events come from the kernel");
         RdmaTestKit.Listener listener = kit.listen(20);
         List<RdmaTestKit.Pair> pairs = connect(listener, 10);
