@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
@@ -34,6 +35,13 @@ final class CompletionPoller implements AutoCloseable {
 
     private final Waiter[] waiters;
     private final AtomicInteger next = new AtomicInteger();
+    /**
+     * Connections that may poll for an answer while yielding (completion-yield) at once: one per
+     * two cores. Yielding pays when a core would otherwise idle until the answer comes; when many
+     * connections await answers the cores have their work, and their yields only cost system calls
+     * (64 concurrent ping-pongs made 4x fewer round trips when every one of them yielded).
+     */
+    private final Semaphore yieldTurns = new Semaphore(Math.max(1, Runtime.getRuntime().availableProcessors() / 2));
 
     /** @param threadPrefix what its threads' names start with, {@link RdmaManager#threadPrefix} */
     CompletionPoller(Device device, int threads, String threadPrefix) {
@@ -112,6 +120,15 @@ final class CompletionPoller implements AutoCloseable {
         void silence() {
             this.notify = () -> { };
             this.fail = e -> { };
+        }
+
+        /** Takes one of the device's yield turns, if one is free: give it back with {@link #endYieldTurn()}. */
+        boolean takeYieldTurn() {
+            return yieldTurns.tryAcquire();
+        }
+
+        void endYieldTurn() {
+            yieldTurns.release();
         }
 
         /** Acks what is due and arms the CQ for its next completion: poll after this, not before. */

@@ -231,6 +231,8 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private long lastFound;
     /** The current spin found a completion. */
     private boolean spinFound;
+    /** The spin is in its yielding part, on one of the device's yield turns. */
+    private boolean yieldTurn;
     /** A message was ever delivered to the handler: the connection carries requests and answers. */
     private boolean delivered;
     /** Posted since the last message was delivered, on a connection that gets answers: one may come soon. */
@@ -329,6 +331,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                 })
                 .onMessage(ConnectionCommand.class, this::toConnection)
                 .onSignal(PostStop.class, s -> {
+                    endYieldTurn();
                     completions.silence();
                     failAll("the connection stopped");
                     return this;
@@ -576,6 +579,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private Behavior<ConnectionCommand> onPollAgain() {
         if (closed) {
             spinning = false;
+            endYieldTurn();
             return this;
         }
         if (pollAll() > 0) {
@@ -583,10 +587,15 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             spinFound = true;
         }
         long waited = System.nanoTime() - lastFound;
-        // the yielding part only while an answer is awaited: a stream's two ends, which never wait
-        // for one, would only give their turns away
-        if (waited < spinNanos + (awaitingAnswer ? yieldNanos : 0)) {
-            if (waited >= spinNanos) {
+        // the yielding part only while an answer is awaited (a stream's two ends, which never wait
+        // for one, would only give their turns away), and only on a yield turn of the device
+        boolean yielding = waited >= spinNanos && waited < spinNanos + yieldNanos && awaitingAnswer
+                && (yieldTurn || (yieldTurn = completions.takeYieldTurn()));
+        if (!yielding) {
+            endYieldTurn();
+        }
+        if (waited < spinNanos || yielding) {
+            if (yielding) {
                 // whoever shares this core (the peer, an I/O thread) runs first
                 Thread.yield();
             }
@@ -605,6 +614,13 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             spinsToSkip = spinFound ? 0 : (1 << missedSpins) - 1;
         }
         return this;
+    }
+
+    private void endYieldTurn() {
+        if (yieldTurn) {
+            yieldTurn = false;
+            completions.endYieldTurn();
+        }
     }
 
     /** A rendezvous message: a Send that carries the reserved immediate. */

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.TimeoutException;
 import org.HdrHistogram.Histogram;
 import org.apache.pekko.actor.AbstractActor;
@@ -40,7 +41,8 @@ import org.apache.pekko.util.ByteString;
  * serves both. The typed API against Pekko IO ({@code Tcp}): ping-pong of 64 B, 4 KiB and 16 MiB
  * (every round trip in an HdrHistogram, p50 and p99; 16 MiB Sends go by rendezvous; TCP's 16 MiB
  * messages go to an echo that returns each whole, as an RDMA Send is delivered whole, where the
- * smaller ones come in one read anyway), and one-way streaming of 64 B (msg/s) and 64 KiB
+ * smaller ones come in one read anyway), 64 B ping-pongs on many connections at once (round trips
+ * per second, from the first Send to the last answer), and one-way streaming of 64 B (msg/s) and 64 KiB
  * (MB/s); streams use each transport's own flow control: rdma-actors keeps a send queue's worth of
  * Sends outstanding, each answered by Acked; Pekko IO TCP writes with an ack and sends the next
  * write on it. The Streams API against Pekko Streams' {@code Tcp}: an echo of 64 B and 64 KiB
@@ -55,6 +57,7 @@ public final class ActorVersusPekkoTcp {
             + " [--pings=N round trips per ping-pong, default 5000] [--messages=N per 64 B stream, default 100000]"
             + " [--large=N per 64 KiB stream, default 4000] [--echoes=N per 64 B Streams echo, default 100000]"
             + " [--large-echoes=N per 64 KiB Streams echo, default 2000] [--huge=N 16 MiB round trips, default 20]"
+            + " [--connections=N concurrent ping-pongs, default 64] [--each=N round trips of each, default 1000]"
             + " [--charts=DIR for the PNG charts, default bench/target/charts]";
     /** A send queue's worth (64) less one slot for the end marker. */
     private static final int WINDOW = 63;
@@ -65,6 +68,8 @@ public final class ActorVersusPekkoTcp {
     /** Every measured round trip of the 64 B and 4 KiB ping-pongs, by series name, for the percentile chart. */
     private final Map<String, Histogram> roundTrips = new LinkedHashMap<>();
     private boolean measuring;
+    /** Numbers the client actors' names. */
+    private final AtomicInteger clients = new AtomicInteger();
 
     private ActorVersusPekkoTcp(ActorSystem<Void> system, int[] ports) {
         this.system = system;
@@ -84,17 +89,21 @@ public final class ActorVersusPekkoTcp {
 
     public static void main(String[] args) {
         BenchSupport.Options o = new BenchSupport.Options(args, USAGE, "rounds", "pings", "messages", "large",
-                "echoes", "large-echoes", "huge", "charts");
+                "echoes", "large-echoes", "huge", "connections", "each", "charts");
         int rounds = o.integer("rounds", 5, 1);
         Counts counts = new Counts(o.integer("pings", 5_000, 1), o.integer("messages", 100_000, 1),
                 o.integer("large", 4_000, 1), o.integer("echoes", 100_000, 1), o.integer("large-echoes", 2_000, 1),
-                o.integer("huge", 20, 1));
+                o.integer("huge", 20, 1), o.integer("connections", 64, 1), o.integer("each", 1_000, 1));
         Path charts = Path.of(o.string("charts", "bench/target/charts"));
         BenchSupport.runOrReport("ActorVersusPekkoTcp", () -> run(rounds, counts, charts));
     }
 
-    /** Round trips per ping-pong, messages per stream, elements per Streams echo, 16 MiB round trips. */
-    private record Counts(int pings, int messages, int large, int echoes, int largeEchoes, int huge) {
+    /**
+     * Round trips per ping-pong, messages per stream, elements per Streams echo, 16 MiB round trips,
+     * concurrent ping-pongs and the round trips of each.
+     */
+    private record Counts(int pings, int messages, int large, int echoes, int largeEchoes, int huge, int connections,
+                          int each) {
     }
 
     private static void run(int rounds, Counts counts, Path charts) throws Exception {
@@ -147,6 +156,8 @@ public final class ActorVersusPekkoTcp {
         int large = counts.large();
         List<Workload> workloads = List.of(pingPong(64, counts.pings()), pingPong(4096, counts.pings()),
                 pingPong(16 << 20, counts.huge()),
+                new Workload("ping-pong 64 B x " + counts.connections(), List.of("round trips/s"), false,
+                        rdma -> new double[] {concurrentPingPongs(rdma, counts.connections(), counts.each())}),
                 new Workload("stream 64 B", List.of("msg/s"), false, rdma -> new double[] {
                     messages / (rdma ? rdmaStream(64, messages) : tcpStream(64, messages))}),
                 new Workload("stream 64 KiB", List.of("MB/s"), false, rdma -> new double[] {
@@ -243,13 +254,32 @@ public final class ActorVersusPekkoTcp {
         String bytes = size >= 1 << 20 ? (size >> 20) + " MiB" : size >= 1024 ? size / 1024 + " KiB" : size + " B";
         return new Workload("ping-pong " + bytes, List.of("p50 us",
                 "p99 us"), true, rdma -> {
-                    Histogram h = rdma ? rdmaPingPong(size, count) : tcpPingPong(size, count);
+                    Histogram h = await(rdma ? rdmaPingPong(size, count) : tcpPingPong(size, count));
                     if (measuring && size <= 4096) {
                         roundTrips.computeIfAbsent((rdma ? "rdma-actors " : "Pekko IO TCP ") + bytes,
                                 name -> new Histogram(3_600_000_000L, 3)).add(h);
                     }
                     return new double[] {h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0};
                 });
+    }
+
+    /**
+     * {@code connections} ping-pongs of 64 B at once, {@code count} round trips each: round trips
+     * per second from the first Send of any to the last answer of all.
+     */
+    private double concurrentPingPongs(boolean rdma, int connections, int count) throws Exception {
+        List<CompletableFuture<Histogram>> pingPongs = new ArrayList<>();
+        for (int i = 0; i < connections; i++) {
+            pingPongs.add(rdma ? rdmaPingPong(64, count) : tcpPingPong(64, count));
+        }
+        long first = Long.MAX_VALUE;
+        long last = Long.MIN_VALUE;
+        for (CompletableFuture<Histogram> p : pingPongs) {
+            Histogram h = await(p);
+            first = Math.min(first, h.getStartTimeStamp());
+            last = Math.max(last, h.getEndTimeStamp());
+        }
+        return (double) connections * count / ((last - first) / 1e9);
     }
 
     /**
@@ -283,7 +313,8 @@ public final class ActorVersusPekkoTcp {
         Rdma.get(system).manager().tell(RdmaProtocol.Connect.to(new InetSocketAddress("127.0.0.1", port), client));
     }
 
-    private Histogram rdmaPingPong(int size, int count) throws Exception {
+    /** Round trips in a histogram whose time stamps are the first Send's and the last answer's System.nanoTime(). */
+    private CompletableFuture<Histogram> rdmaPingPong(int size, int count) {
         CompletableFuture<Histogram> result = new CompletableFuture<>();
         byte[] message = new byte[size];
         ActorRef<RdmaProtocol.ConnectionEvent> client = system.systemActorOf(Behaviors.setup(ctx -> {
@@ -294,12 +325,15 @@ public final class ActorVersusPekkoTcp {
                     .onMessage(RdmaProtocol.Connected.class, c -> {
                         peer[0] = c.connection();
                         start[0] = System.nanoTime();
+                        h.setStartTimeStamp(start[0]);
                         EchoSinkPeer.connection(peer[0]).tell(RdmaProtocol.Send.of(message, null));
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.Received.class, r -> {
-                        h.recordValue(System.nanoTime() - start[0]);
+                        long now = System.nanoTime();
+                        h.recordValue(now - start[0]);
                         if (h.getTotalCount() == count) {
+                            h.setEndTimeStamp(now);
                             EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Close());
                             result.complete(h);
                         } else {
@@ -312,9 +346,9 @@ public final class ActorVersusPekkoTcp {
                     .onMessage(RdmaProtocol.Disconnected.class, d -> disconnected(result, d))
                     .onMessage(RdmaProtocol.ConnectionEvent.class, e -> Behaviors.same())
                     .build();
-        }), "rdma-ping-" + System.nanoTime(), org.apache.pekko.actor.typed.Props.empty());
+        }), "rdma-ping-" + clients.incrementAndGet(), org.apache.pekko.actor.typed.Props.empty());
         connect(client, ports[0]);
-        return await(result);
+        return result;
     }
 
     /** The end of a client's connection: after its result, or (failing it) before. */
@@ -378,20 +412,21 @@ public final class ActorVersusPekkoTcp {
                     .onMessage(RdmaProtocol.Disconnected.class, d -> disconnected(result, d))
                     .onMessage(RdmaProtocol.ConnectionEvent.class, e -> Behaviors.same())
                     .build();
-        }), "rdma-stream-" + System.nanoTime(), org.apache.pekko.actor.typed.Props.empty());
+        }), "rdma-stream-" + clients.incrementAndGet(), org.apache.pekko.actor.typed.Props.empty());
         connect(client, ports[1]);
         return await(result);
     }
 
     // ------------------------------------------------------------------ Pekko IO TCP
 
-    private Histogram tcpPingPong(int size, int count) throws Exception {
+    /** As {@link #rdmaPingPong}. */
+    private CompletableFuture<Histogram> tcpPingPong(int size, int count) {
         CompletableFuture<Histogram> result = new CompletableFuture<>();
         boolean messages = size > 64 * 1024; // more than one read carries: to the message echo
         classic().systemActorOf(Props.create(TcpPingPong.class, () -> new TcpPingPong(
                 new InetSocketAddress("127.0.0.1", ports[messages ? 6 : 2]), size, count, messages, result)),
-                "tcp-ping-" + System.nanoTime());
-        return await(result);
+                "tcp-ping-" + clients.incrementAndGet());
+        return result;
     }
 
     /** The client actors are system actors: the user guardian is the typed one. */
@@ -402,7 +437,7 @@ public final class ActorVersusPekkoTcp {
     private double tcpStream(int size, int count) throws Exception {
         CompletableFuture<Double> result = new CompletableFuture<>();
         classic().systemActorOf(Props.create(TcpStream.class, () -> new TcpStream(
-                new InetSocketAddress("127.0.0.1", ports[3]), size, count, result)), "tcp-stream-" + System.nanoTime());
+                new InetSocketAddress("127.0.0.1", ports[3]), size, count, result)), "tcp-stream-" + clients.incrementAndGet());
         return await(result);
     }
 
@@ -461,6 +496,7 @@ public final class ActorVersusPekkoTcp {
         @Override
         void connected() {
             ping();
+            histogram.setStartTimeStamp(start);
         }
 
         @Override
@@ -471,9 +507,11 @@ public final class ActorVersusPekkoTcp {
                         if (received < message.size()) {
                             return;
                         }
-                        histogram.recordValue(System.nanoTime() - start);
+                        long now = System.nanoTime();
+                        histogram.recordValue(now - start);
                         received = 0;
                         if (histogram.getTotalCount() == count) {
+                            histogram.setEndTimeStamp(now);
                             result.complete(histogram);
                             connection.tell(TcpMessage.close(), getSelf());
                         } else {
