@@ -32,16 +32,18 @@ final class CompletionPoller implements AutoCloseable {
     /** The ack takes a mutex on rdma-core: batch it. */
     private static final int ACK_BATCH = 16;
     private static final LongAdder WAKE_UPS = new LongAdder();
+    private static final AtomicInteger YIELD_TURNS_HELD = new AtomicInteger();
+    /** Yield turns per device: one per two cores. */
+    static final int YIELD_TURNS = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
 
     private final Waiter[] waiters;
     private final AtomicInteger next = new AtomicInteger();
     /**
-     * Connections that may poll for an answer while yielding (completion-yield) at once: one per
-     * two cores. Yielding pays when a core would otherwise idle until the answer comes; when many
+     * Connections that may poll for an answer while yielding (completion-yield) at once. Yielding pays when a core would otherwise idle until the answer comes; when many
      * connections await answers the cores have their work, and their yields only cost system calls
      * (64 concurrent ping-pongs made 4x fewer round trips when every one of them yielded).
      */
-    private final Semaphore yieldTurns = new Semaphore(Math.max(1, Runtime.getRuntime().availableProcessors() / 2));
+    private final Semaphore yieldTurns = new Semaphore(YIELD_TURNS);
 
     /** @param threadPrefix what its threads' names start with, {@link RdmaManager#threadPrefix} */
     CompletionPoller(Device device, int threads, String threadPrefix) {
@@ -84,6 +86,11 @@ final class CompletionPoller implements AutoCloseable {
         return WAKE_UPS.sum();
     }
 
+    /** Yield turns held now, by the connections of every poller in this JVM. */
+    static int yieldTurnsHeld() {
+        return YIELD_TURNS_HELD.get();
+    }
+
     /** Stops the threads and destroys the channels; every CQ on them must be gone. */
     @Override
     public void close() {
@@ -124,10 +131,15 @@ final class CompletionPoller implements AutoCloseable {
 
         /** Takes one of the device's yield turns, if one is free: give it back with {@link #endYieldTurn()}. */
         boolean takeYieldTurn() {
-            return yieldTurns.tryAcquire();
+            if (yieldTurns.tryAcquire()) {
+                YIELD_TURNS_HELD.incrementAndGet();
+                return true;
+            }
+            return false;
         }
 
         void endYieldTurn() {
+            YIELD_TURNS_HELD.decrementAndGet();
             yieldTurns.release();
         }
 

@@ -233,6 +233,8 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private boolean spinFound;
     /** The spin is in its yielding part, on one of the device's yield turns. */
     private boolean yieldTurn;
+    /** The current spin had a yielding part. */
+    private boolean spinYielded;
     /** A message was ever delivered to the handler: the connection carries requests and answers. */
     private boolean delivered;
     /** Posted since the last message was delivered, on a connection that gets answers: one may come soon. */
@@ -568,6 +570,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         pollAll();
         lastFound = System.nanoTime();
         spinFound = false;
+        spinYielded = false;
         if (!spinning) {
             spinning = true;
             getContext().getSelf().tell(new PollAgain());
@@ -594,6 +597,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         if (!yielding) {
             endYieldTurn();
         }
+        spinYielded |= yielding;
         if (waited < spinNanos || yielding) {
             if (yielding) {
                 // whoever shares this core (the peer, an I/O thread) runs first
@@ -609,9 +613,15 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         } else {
             spinning = false;
             // a spin that found nothing only cost CPU (the peer answers slower than the spin):
-            // skip the next ones, twice as many after each such spin, and try again after that
-            missedSpins = spinFound ? 0 : Math.min(missedSpins + 1, MAX_SKIP_SHIFT);
-            spinsToSkip = spinFound ? 0 : (1 << missedSpins) - 1;
+            // skip the next ones, twice as many after each such spin, and try again after that.
+            // One that took no time (no busy part, nothing awaited) proves nothing either way.
+            if (spinFound) {
+                missedSpins = 0;
+                spinsToSkip = 0;
+            } else if (spinNanos > 0 || spinYielded) {
+                missedSpins = Math.min(missedSpins + 1, MAX_SKIP_SHIFT);
+                spinsToSkip = (1 << missedSpins) - 1;
+            }
         }
         return this;
     }

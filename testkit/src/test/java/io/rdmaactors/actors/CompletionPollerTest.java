@@ -73,12 +73,14 @@ class CompletionPollerTest {
     }
 
     @Test
-    void aSpinThatOnlyYieldsStillTakesEveryCompletionAndReArms() throws InterruptedException {
+    void aSpinThatOnlyYieldsStillTakesEveryCompletionAndReArms() {
         // no busy spin; a yielding one, for connections awaiting answers, long enough to cover
-        // several messages, then the CQ is re-armed
-        kit = RdmaTestKit.create(SMALL + "rdma-actors.completion-spin = 0\nrdma-actors.completion-yield = 20ms");
+        // several messages, then the CQ is re-armed. Only the device's few yield turns yield at
+        // once, and each comes back, also from a connection that closes while yielding.
+        kit = RdmaTestKit.create(SMALL + "rdma-actors.completion-spin = 0\nrdma-actors.completion-yield = 200ms");
         RdmaTestKit.Listener listener = kit.listen(100);
         List<RdmaTestKit.Pair> pairs = connect(listener, 20);
+        int mostHeld = 0;
         for (int round = 0; round < 5; round++) {
             exchangeOneMessageEach(pairs);
             for (int c = 0; c < pairs.size(); c++) { // answers: from now on each send awaits one
@@ -89,11 +91,27 @@ class CompletionPollerTest {
                         pairs.get(c).clientEvents().receiveMessage(WAIT));
                 assertEquals(c, r.data().asByteBuffer().getInt(), "an answer reached another connection");
             }
-            Thread.sleep(50); // past the yield: the next round must come through re-armed CQs
+            if (round == 4) {
+                break; // the connections close while one may still yield: its turn must come back
+            }
+            // past the yield: the next round must come through re-armed CQs. Meanwhile at most the
+            // device's yield turns are held; those without one re-armed at once.
+            long end = System.nanoTime() + 300_000_000;
+            while (System.nanoTime() < end) {
+                int held = CompletionPoller.yieldTurnsHeld();
+                assertTrue(held <= CompletionPoller.YIELD_TURNS, held + " yield turns held");
+                mostHeld = Math.max(mostHeld, held);
+            }
         }
+        assertTrue(mostHeld > 0, "no connection awaiting an answer ever yielded");
         pairs.forEach(p -> kit.close(p));
         kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (CompletionPoller.yieldTurnsHeld() > 0 && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        assertEquals(0, CompletionPoller.yieldTurnsHeld(), "yield turns kept by stopped connections");
     }
 
     @Test
