@@ -39,9 +39,10 @@ final class CompletionPoller implements AutoCloseable {
     private final Waiter[] waiters;
     private final AtomicInteger next = new AtomicInteger();
     /**
-     * Connections that may poll for an answer while yielding (completion-yield) at once. Yielding pays when a core would otherwise idle until the answer comes; when many
-     * connections await answers the cores have their work, and their yields only cost system calls
-     * (64 concurrent ping-pongs made 4x fewer round trips when every one of them yielded).
+     * Connections that may poll for an answer while yielding (completion-yield) at once. Yielding
+     * pays when a core would otherwise idle until the answer comes; when many connections await
+     * answers the cores have their work, and their yields only cost system calls (64 concurrent
+     * ping-pongs made 4x fewer round trips when every one of them yielded).
      */
     private final Semaphore yieldTurns = new Semaphore(YIELD_TURNS);
 

@@ -49,8 +49,8 @@ import org.apache.pekko.util.ByteString;
  * queue. Only when the write queue is full too is a command refused, with WritingSuspended (Pekko
  * IO's NACK protocol). Completions are polled in batches when the device's completion poller says
  * the CQ fired, and again for {@code completion-spin} after that (then, while an answer to what it
- * sent is awaited, for {@code completion-yield} more, yielding the thread between polls) before the
- * CQ is re-armed. Every
+ * sent is awaited and on one of the device's few yield turns, for {@code completion-yield} more,
+ * yielding the thread between polls) before the CQ is re-armed. Every
  * command is answered exactly once: on its completion, on its flush, or when the connection closes
  * first.
  */
