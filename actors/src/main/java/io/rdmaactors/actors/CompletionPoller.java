@@ -32,19 +32,20 @@ final class CompletionPoller implements AutoCloseable {
     /** The ack takes a mutex on rdma-core: batch it. */
     private static final int ACK_BATCH = 16;
     private static final LongAdder WAKE_UPS = new LongAdder();
-    private static final AtomicInteger YIELD_TURNS_HELD = new AtomicInteger();
-    /** Yield turns per device: one per two cores. */
-    static final int YIELD_TURNS = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
+    private static final AtomicInteger SPIN_TURNS_HELD = new AtomicInteger();
+    /** Spin turns per device: one per two cores. */
+    static final int SPIN_TURNS = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
 
     private final Waiter[] waiters;
     private final AtomicInteger next = new AtomicInteger();
     /**
-     * Connections that may poll for an answer while yielding (completion-yield) at once. Yielding
-     * pays when a core would otherwise idle until the answer comes; when many connections await
-     * answers the cores have their work, and their yields only cost system calls (64 concurrent
-     * ping-pongs made 4x fewer round trips when every one of them yielded).
+     * Connections that may poll their CQs after completions (completion-spin, completion-yield) at
+     * once. Polling on pays when a core would otherwise idle until the next completion comes; when
+     * many connections are busy the cores have their work, and the polls only take from it (64
+     * concurrent ping-pongs made 4x fewer round trips when every one of them yielded, and 1.2x
+     * more when none polled on).
      */
-    private final Semaphore yieldTurns = new Semaphore(YIELD_TURNS);
+    private final Semaphore spinTurns = new Semaphore(SPIN_TURNS);
 
     /** @param threadPrefix what its threads' names start with, {@link RdmaManager#threadPrefix} */
     CompletionPoller(Device device, int threads, String threadPrefix) {
@@ -87,9 +88,9 @@ final class CompletionPoller implements AutoCloseable {
         return WAKE_UPS.sum();
     }
 
-    /** Yield turns held now, by the connections of every poller in this JVM. */
-    static int yieldTurnsHeld() {
-        return YIELD_TURNS_HELD.get();
+    /** Spin turns held now, by the connections of every poller in this JVM. */
+    static int spinTurnsHeld() {
+        return SPIN_TURNS_HELD.get();
     }
 
     /** Stops the threads and destroys the channels; every CQ on them must be gone. */
@@ -130,18 +131,18 @@ final class CompletionPoller implements AutoCloseable {
             this.fail = e -> { };
         }
 
-        /** Takes one of the device's yield turns, if one is free: give it back with {@link #endYieldTurn()}. */
-        boolean takeYieldTurn() {
-            if (yieldTurns.tryAcquire()) {
-                YIELD_TURNS_HELD.incrementAndGet();
+        /** Takes one of the device's spin turns, if one is free: give it back with {@link #endSpinTurn()}. */
+        boolean takeSpinTurn() {
+            if (spinTurns.tryAcquire()) {
+                SPIN_TURNS_HELD.incrementAndGet();
                 return true;
             }
             return false;
         }
 
-        void endYieldTurn() {
-            YIELD_TURNS_HELD.decrementAndGet();
-            yieldTurns.release();
+        void endSpinTurn() {
+            SPIN_TURNS_HELD.decrementAndGet();
+            spinTurns.release();
         }
 
         /** Acks what is due and arms the CQ for its next completion: poll after this, not before. */

@@ -48,8 +48,8 @@ import org.apache.pekko.util.ByteString;
  * beyond that they wait in the write queue, in order, and are posted as completions free the send
  * queue. Only when the write queue is full too is a command refused, with WritingSuspended (Pekko
  * IO's NACK protocol). Completions are polled in batches when the device's completion poller says
- * the CQ fired, and again for {@code completion-spin} after that (then, while an answer to what it
- * sent is awaited and on one of the device's few yield turns, for {@code completion-yield} more,
+ * the CQ fired, and, on one of the device's few spin turns, again for {@code completion-spin} after
+ * that (then, while an answer to what it sent is awaited, for {@code completion-yield} more,
  * yielding the thread between polls) before the CQ is re-armed. Every
  * command is answered exactly once: on its completion, on its flush, or when the connection closes
  * first.
@@ -231,8 +231,8 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private long lastFound;
     /** The current spin found a completion. */
     private boolean spinFound;
-    /** The spin is in its yielding part, on one of the device's yield turns. */
-    private boolean yieldTurn;
+    /** The spin holds one of the device's spin turns. */
+    private boolean spinTurn;
     /** The current spin had a yielding part. */
     private boolean spinYielded;
     /** A message was ever delivered to the handler: the connection carries requests and answers. */
@@ -333,7 +333,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                 })
                 .onMessage(ConnectionCommand.class, this::toConnection)
                 .onSignal(PostStop.class, s -> {
-                    endYieldTurn();
+                    endSpinTurn();
                     completions.silence();
                     failAll("the connection stopped");
                     return this;
@@ -561,8 +561,11 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         if (closed) {
             return this;
         }
-        if (spinNanos + yieldNanos == 0 || spinsToSkip > 0) {
-            spinsToSkip = Math.max(0, spinsToSkip - 1);
+        boolean skip = spinNanos + yieldNanos == 0 || spinsToSkip > 0;
+        if (skip || !(spinTurn || (spinTurn = completions.takeSpinTurn()))) {
+            if (skip) {
+                spinsToSkip = Math.max(0, spinsToSkip - 1);
+            }
             completions.rearm();
             pollAll();
             return this;
@@ -582,7 +585,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private Behavior<ConnectionCommand> onPollAgain() {
         if (closed) {
             spinning = false;
-            endYieldTurn();
+            endSpinTurn();
             return this;
         }
         if (pollAll() > 0) {
@@ -590,13 +593,9 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             spinFound = true;
         }
         long waited = System.nanoTime() - lastFound;
-        // the yielding part only while an answer is awaited (a stream's two ends, which never wait
-        // for one, would only give their turns away), and only on a yield turn of the device
-        boolean yielding = waited >= spinNanos && waited < spinNanos + yieldNanos && awaitingAnswer
-                && (yieldTurn || (yieldTurn = completions.takeYieldTurn()));
-        if (!yielding) {
-            endYieldTurn();
-        }
+        // the yielding part only while an answer is awaited: a stream's two ends, which never wait
+        // for one, would only give their turns away
+        boolean yielding = waited >= spinNanos && waited < spinNanos + yieldNanos && awaitingAnswer;
         spinYielded |= yielding;
         if (waited < spinNanos || yielding) {
             if (yielding) {
@@ -612,6 +611,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             getContext().getSelf().tell(new PollAgain());
         } else {
             spinning = false;
+            endSpinTurn();
             // a spin that found nothing only cost CPU (the peer answers slower than the spin):
             // skip the next ones, twice as many after each such spin, and try again after that.
             // One that took no time (no busy part, nothing awaited) proves nothing either way.
@@ -626,10 +626,10 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         return this;
     }
 
-    private void endYieldTurn() {
-        if (yieldTurn) {
-            yieldTurn = false;
-            completions.endYieldTurn();
+    private void endSpinTurn() {
+        if (spinTurn) {
+            spinTurn = false;
+            completions.endSpinTurn();
         }
     }
 

@@ -36,7 +36,7 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
  * What the actors cost over the bare SPI on the soft fabric, in one run: 64-byte ping-pong round
  * trips and one-way streaming. Both sides wait for completions the same way: they poll for
  * {@code rdma-actors.completion-spin} after the last completion (and {@code completion-yield} more,
- * yielding between polls, one end per two cores at a time), then arm the CQ and sleep on its
+ * yielding between polls; one end per two cores at a time), then arm the CQ and sleep on its
  * completion channel, so the ratio is the actor layer's own cost.
  *
  * <p>{@code java -cp "bench/target/classes:$(cat bench/target/classpath.txt)" io.rdmaactors.bench.ActorVersusVerbs}
@@ -51,8 +51,8 @@ public final class ActorVersusVerbs {
     /** The actors' hybrid wait, which the bare side copies. */
     private static final long SPIN_NANOS = ConfigFactory.load().getDuration("rdma-actors.completion-spin").toNanos();
     private static final long YIELD_NANOS = ConfigFactory.load().getDuration("rdma-actors.completion-yield").toNanos();
-    /** As the QP actors yield: one end per two cores at a time. */
-    private static final Semaphore YIELD_TURNS = new Semaphore(Math.max(1,
+    /** As the QP actors spin: one end per two cores at a time. */
+    private static final Semaphore SPIN_TURNS = new Semaphore(Math.max(1,
             Runtime.getRuntime().availableProcessors() / 2));
 
     private ActorVersusVerbs() {
@@ -122,7 +122,8 @@ public final class ActorVersusVerbs {
             while (true) {
                 long start = System.nanoTime();
                 long waited;
-                boolean turn = false;
+                // without a spin turn: one poll, then arm and sleep
+                boolean turn = SPIN_TURNS.tryAcquire();
                 try {
                     do {
                         if (cq.poll(one) == 1) {
@@ -130,15 +131,12 @@ public final class ActorVersusVerbs {
                         }
                         waited = System.nanoTime() - start;
                         if (waited >= SPIN_NANOS && waited < SPIN_NANOS + YIELD_NANOS) {
-                            if (!turn && !(turn = YIELD_TURNS.tryAcquire())) {
-                                break;
-                            }
                             Thread.yield();
                         }
-                    } while (waited < SPIN_NANOS + YIELD_NANOS);
+                    } while (turn && waited < SPIN_NANOS + YIELD_NANOS);
                 } finally {
                     if (turn) {
-                        YIELD_TURNS.release();
+                        SPIN_TURNS.release();
                     }
                 }
                 cq.requestNotify(false);

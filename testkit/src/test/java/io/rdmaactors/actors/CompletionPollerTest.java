@@ -75,7 +75,7 @@ class CompletionPollerTest {
     @Test
     void aSpinThatOnlyYieldsStillTakesEveryCompletionAndReArms() {
         // no busy spin; a yielding one, for connections awaiting answers, long enough to cover
-        // several messages, then the CQ is re-armed. Only the device's few yield turns yield at
+        // several messages, then the CQ is re-armed. Only the device's few spin turns spin at
         // once, and each comes back, also from a connection that closes while yielding.
         kit = RdmaTestKit.create(SMALL + "rdma-actors.completion-spin = 0\nrdma-actors.completion-yield = 200ms");
         RdmaTestKit.Listener listener = kit.listen(100);
@@ -95,23 +95,23 @@ class CompletionPollerTest {
                 break; // the connections close while one may still yield: its turn must come back
             }
             // past the yield: the next round must come through re-armed CQs. Meanwhile at most the
-            // device's yield turns are held; those without one re-armed at once.
+            // device's spin turns are held; those without one re-armed at once.
             long end = System.nanoTime() + 300_000_000;
             while (System.nanoTime() < end) {
-                int held = CompletionPoller.yieldTurnsHeld();
-                assertTrue(held <= CompletionPoller.YIELD_TURNS, held + " yield turns held");
+                int held = CompletionPoller.spinTurnsHeld();
+                assertTrue(held <= CompletionPoller.SPIN_TURNS, held + " spin turns held");
                 mostHeld = Math.max(mostHeld, held);
             }
         }
-        assertTrue(mostHeld > 0, "no connection awaiting an answer ever yielded");
+        assertTrue(mostHeld > 0, "no connection ever spun");
         pairs.forEach(p -> kit.close(p));
         kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
         long deadline = System.nanoTime() + WAIT.toNanos();
-        while (CompletionPoller.yieldTurnsHeld() > 0 && System.nanoTime() < deadline) {
+        while (CompletionPoller.spinTurnsHeld() > 0 && System.nanoTime() < deadline) {
             Thread.onSpinWait();
         }
-        assertEquals(0, CompletionPoller.yieldTurnsHeld(), "yield turns kept by stopped connections");
+        assertEquals(0, CompletionPoller.spinTurnsHeld(), "spin turns kept by stopped connections");
     }
 
     @Test
