@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * waits for every connection: a fixed number of channels (one thread each), each shared by many
  * CQs, whatever the number of connections. {@code ibv_get_cq_event} names the CQ that fired; its
  * owner is told, and polls on its own mailbox turn. An idle channel's thread sleeps until a
- * completion or its close: nothing wakes it periodically.
+ * completion or its close: nothing wakes it periodically. It also hands out the device's spin
+ * turns: how many of its CQs' owners may poll on after their completions at once.
  */
 final class CompletionPoller implements AutoCloseable {
 
