@@ -225,14 +225,12 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     /** Receives delivered in this poll, reposted together. */
     private final List<ReceiveWorkRequest> reposts = new ArrayList<>();
     private boolean flushScheduled;
-    /** Polling again after completions; the CQ is re-armed when the spin ends. */
+    /** Polling again after completions, on one of the device's spin turns; re-armed when the spin ends. */
     private boolean spinning;
     /** When the spin began or last found a completion: it lasts spin + yield from then. */
     private long lastFound;
     /** The current spin found a completion. */
     private boolean spinFound;
-    /** The spin holds one of the device's spin turns. */
-    private boolean spinTurn;
     /** The current spin had a yielding part. */
     private boolean spinYielded;
     /** A message was ever delivered to the handler: the connection carries requests and answers. */
@@ -333,7 +331,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                 })
                 .onMessage(ConnectionCommand.class, this::toConnection)
                 .onSignal(PostStop.class, s -> {
-                    endSpinTurn();
+                    endSpin();
                     completions.silence();
                     failAll("the connection stopped");
                     return this;
@@ -562,7 +560,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             return this;
         }
         boolean skip = spinNanos + yieldNanos == 0 || spinsToSkip > 0;
-        if (skip || !(spinTurn || (spinTurn = completions.takeSpinTurn()))) {
+        if (skip || !(spinning || completions.takeSpinTurn())) {
             if (skip) {
                 spinsToSkip = Math.max(0, spinsToSkip - 1);
             }
@@ -584,8 +582,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     /** One poll per mailbox turn while the spin lasts; then re-arm, and poll once more for what raced the arm. */
     private Behavior<ConnectionCommand> onPollAgain() {
         if (closed) {
-            spinning = false;
-            endSpinTurn();
+            endSpin();
             return this;
         }
         if (pollAll() > 0) {
@@ -610,8 +607,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             lastFound = System.nanoTime();
             getContext().getSelf().tell(new PollAgain());
         } else {
-            spinning = false;
-            endSpinTurn();
+            endSpin();
             // a spin that found nothing only cost CPU (the peer answers slower than the spin):
             // skip the next ones, twice as many after each such spin, and try again after that.
             // One that took no time (no busy part, nothing awaited) proves nothing either way.
@@ -626,9 +622,10 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         return this;
     }
 
-    private void endSpinTurn() {
-        if (spinTurn) {
-            spinTurn = false;
+    /** Ends the spin, if one runs, and gives its turn back. */
+    private void endSpin() {
+        if (spinning) {
+            spinning = false;
             completions.endSpinTurn();
         }
     }

@@ -1,5 +1,6 @@
 package io.rdmaactors.bench;
 
+import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
@@ -48,9 +49,10 @@ public final class ActorVersusVerbs {
     private static final int STREAMED = 200_000;
     private static final int WINDOW = 32;
     private static final Duration STEP = Duration.ofSeconds(10);
+    private static final Config CONFIG = ConfigFactory.load();
     /** The actors' hybrid wait, which the bare side copies. */
-    private static final long SPIN_NANOS = ConfigFactory.load().getDuration("rdma-actors.completion-spin").toNanos();
-    private static final long YIELD_NANOS = ConfigFactory.load().getDuration("rdma-actors.completion-yield").toNanos();
+    private static final long SPIN_NANOS = CONFIG.getDuration("rdma-actors.completion-spin").toNanos();
+    private static final long YIELD_NANOS = CONFIG.getDuration("rdma-actors.completion-yield").toNanos();
     /** As the QP actors spin: one end per two cores at a time. */
     private static final Semaphore SPIN_TURNS = new Semaphore(Math.max(1,
             Runtime.getRuntime().availableProcessors() / 2));
@@ -61,7 +63,7 @@ public final class ActorVersusVerbs {
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 5;
         System.out.printf("ActorVersusVerbs: %d rounds; completion-spin %d us, completion-yield %d us; %s%n", rounds,
-                SPIN_NANOS / 1000, YIELD_NANOS / 1000, BenchSupport.defaultDispatcher(ConfigFactory.load()));
+                SPIN_NANOS / 1000, YIELD_NANOS / 1000, BenchSupport.defaultDispatcher(CONFIG));
         double[] verbsRtt = new double[rounds];
         double[] actorRtt = new double[rounds];
         double[] verbsRate = new double[rounds];
@@ -305,7 +307,7 @@ public final class ActorVersusVerbs {
                         .build();
             }), "listener");
             return Behaviors.empty();
-        }), "bench", ConfigFactory.parseString("pekko.loglevel = WARNING").withFallback(ConfigFactory.load()));
+        }), "bench", ConfigFactory.parseString("pekko.loglevel = WARNING").withFallback(CONFIG));
         try {
             return result.get(120, TimeUnit.SECONDS);
         } finally {
