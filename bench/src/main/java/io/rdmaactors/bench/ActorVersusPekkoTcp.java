@@ -19,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.TimeoutException;
+import java.util.stream.Stream;
 import org.HdrHistogram.Histogram;
 import org.apache.pekko.actor.AbstractActor;
 import org.apache.pekko.actor.ExtendedActorSystem;
@@ -48,8 +49,10 @@ import org.apache.pekko.util.ByteString;
  * write on it. The Streams API against Pekko Streams' {@code Tcp}: an echo of 64 B and 64 KiB
  * elements through {@code outgoingConnection}, MB/s echoed; TCP carries bytes, so its client and
  * echo frame the elements with Pekko's simple framing protocol, as RdmaStreams does on the wire, and
- * both deliver the same elements. Rounds interleave the two and alternate
- * which goes first; the summary gives each side's median and range and the ratio of the medians.
+ * both deliver the same elements. A 64 B ping-pong beside a 64 KiB stream on another connection
+ * shows whether a request-response connection keeps its round trip beside a bulk one. Rounds
+ * interleave the two and alternate which goes first; the summary gives each side's median and
+ * range and the ratio of the medians.
  */
 public final class ActorVersusPekkoTcp {
 
@@ -58,6 +61,7 @@ public final class ActorVersusPekkoTcp {
             + " [--large=N per 64 KiB stream, default 4000] [--echoes=N per 64 B Streams echo, default 100000]"
             + " [--large-echoes=N per 64 KiB Streams echo, default 2000] [--huge=N 16 MiB round trips, default 20]"
             + " [--connections=N concurrent ping-pongs, default 64] [--each=N round trips of each, default 1000]"
+            + " [--only=TEXT: only the workloads whose name contains it]"
             + " [--charts=DIR for the PNG charts, default bench/target/charts]";
     /** A send queue's worth (64) less one slot for the end marker. */
     private static final int WINDOW = 63;
@@ -89,13 +93,14 @@ public final class ActorVersusPekkoTcp {
 
     public static void main(String[] args) {
         BenchSupport.Options o = new BenchSupport.Options(args, USAGE, "rounds", "pings", "messages", "large",
-                "echoes", "large-echoes", "huge", "connections", "each", "charts");
+                "echoes", "large-echoes", "huge", "connections", "each", "only", "charts");
         int rounds = o.integer("rounds", 5, 1);
         Counts counts = new Counts(o.integer("pings", 5_000, 1), o.integer("messages", 100_000, 1),
                 o.integer("large", 4_000, 1), o.integer("echoes", 100_000, 1), o.integer("large-echoes", 2_000, 1),
                 o.integer("huge", 20, 1), o.integer("connections", 64, 1), o.integer("each", 1_000, 1));
         Path charts = Path.of(o.string("charts", "bench/target/charts"));
-        BenchSupport.runOrReport("ActorVersusPekkoTcp", () -> run(rounds, counts, charts));
+        String only = o.string("only", "");
+        BenchSupport.runOrReport("ActorVersusPekkoTcp", () -> run(rounds, counts, only, charts));
     }
 
     /**
@@ -106,7 +111,7 @@ public final class ActorVersusPekkoTcp {
                           int each) {
     }
 
-    private static void run(int rounds, Counts counts, Path charts) throws Exception {
+    private static void run(int rounds, Counts counts, String only, Path charts) throws Exception {
         // 64 KiB messages need 64 KiB buffers; both sides use the same settings for every workload
         int bufferSize = 64 * 1024;
         // the peer waits for completions and dispatches as this process does: -Drdma-actors... and -Dpekko... reach both
@@ -140,7 +145,7 @@ public final class ActorVersusPekkoTcp {
             for (int i = 0; i < ports.length; i++) {
                 ports[i] = Integer.parseInt(p[i + 1]);
             }
-            new ActorVersusPekkoTcp(system, ports).rounds(rounds, counts, charts);
+            new ActorVersusPekkoTcp(system, ports).rounds(rounds, counts, only, charts);
         } finally {
             child.getOutputStream().close();
             system.terminate();
@@ -151,23 +156,32 @@ public final class ActorVersusPekkoTcp {
         }
     }
 
-    private void rounds(int rounds, Counts counts, Path charts) throws Exception {
+    private void rounds(int rounds, Counts counts, String only, Path charts) throws Exception {
         int messages = counts.messages();
         int large = counts.large();
-        List<Workload> workloads = List.of(pingPong(64, counts.pings()), pingPong(4096, counts.pings()),
+        List<Workload> workloads = Stream.of(pingPong(64, counts.pings()), pingPong(4096, counts.pings()),
                 pingPong(16 << 20, counts.huge()),
                 new Workload("ping-pong 64 B x " + counts.connections(), List.of("round trips/s"), false,
                         rdma -> new double[] {concurrentPingPongs(rdma, counts.connections(), counts.each())}),
+                new Workload("ping-pong 64 B beside a stream", List.of("p50 us", "p99 us", "stream MB/s"), true,
+                        rdma -> pingPongBesideStream(rdma, counts.pings())),
                 new Workload("stream 64 B", List.of("msg/s"), false, rdma -> new double[] {
-                    messages / (rdma ? rdmaStream(64, messages) : tcpStream(64, messages))}),
+                    messages / await(stream(rdma, 64, messages, new StreamControl()))}),
                 new Workload("stream 64 KiB", List.of("MB/s"), false, rdma -> new double[] {
-                    large * 65536.0 / 1e6 / (rdma ? rdmaStream(65536, large) : tcpStream(65536, large))}),
+                    large * 65536.0 / 1e6 / await(stream(rdma, 65536, large, new StreamControl()))}),
                 new Workload("Streams echo 64 B", List.of("MB/s"), false, rdma -> new double[] {
                     streamsEcho(rdma, 64, counts.echoes())}),
                 new Workload("Streams echo 64 KiB", List.of("MB/s"), false, rdma -> new double[] {
-                    streamsEcho(rdma, 65536, counts.largeEchoes())}));
+                    streamsEcho(rdma, 65536, counts.largeEchoes())}))
+                .filter(w -> w.name().contains(only)).toList();
+        if (workloads.isEmpty()) {
+            throw new IllegalArgumentException("no workload's name contains " + only);
+        }
         // results[workload][figure][0: rdma-actors, 1: pekko tcp][round]
-        double[][][][] results = new double[workloads.size()][2][2][rounds];
+        double[][][][] results = new double[workloads.size()][][][];
+        for (int w = 0; w < workloads.size(); w++) {
+            results[w] = new double[workloads.get(w).figures().size()][2][rounds];
+        }
         for (int r = -1; r < rounds; r++) {
             // round 0 (printed as warm-up) warms both sides' JITs and is not counted
             measuring = r >= 0;
@@ -203,7 +217,7 @@ public final class ActorVersusPekkoTcp {
                 System.out.printf("%-22s rdma-actors %10.1f [%.1f-%.1f], pekko tcp %10.1f [%.1f-%.1f],"
                         + " ratio %.2f (target %s 1.0)%n", figure, BenchSupport.median(rdma), min(rdma),
                         BenchSupport.best(rdma), BenchSupport.median(tcp), min(tcp), BenchSupport.best(tcp), ratio,
-                        workload.latency() ? "<=" : ">=");
+                        figure.endsWith(" us") ? "<=" : ">=");
                 summary.append(String.format(" %s %.2f;", figure, ratio));
             }
         }
@@ -213,8 +227,11 @@ public final class ActorVersusPekkoTcp {
 
     /** The round trips' percentiles, and each rate's median relative to Pekko TCP's (rates span decades). */
     private void chart(List<Workload> workloads, double[][][][] results, Path dir) {
-        Path latency = BenchCharts.percentiles(dir, "actor-vs-pekko-tcp-latency.png",
-                "Round trip, two JVMs: rdma-actors (soft fabric) vs Pekko IO TCP", roundTrips);
+        List<Path> written = new ArrayList<>();
+        if (!roundTrips.isEmpty()) {
+            written.add(BenchCharts.percentiles(dir, "actor-vs-pekko-tcp-latency.png",
+                    "Round trip, two JVMs: rdma-actors (soft fabric) vs Pekko IO TCP", roundTrips));
+        }
         List<String> categories = new ArrayList<>();
         List<Double> ratios = new ArrayList<>();
         for (int w = 0; w < workloads.size(); w++) {
@@ -223,12 +240,14 @@ public final class ActorVersusPekkoTcp {
                 ratios.add(BenchSupport.median(results[w][0][0]) / BenchSupport.median(results[w][0][1]));
             }
         }
-        Map<String, double[]> series = new LinkedHashMap<>();
-        series.put("rdma-actors (soft fabric)", ratios.stream().mapToDouble(Double::doubleValue).toArray());
-        series.put("Pekko TCP", ratios.stream().mapToDouble(r -> 1.0).toArray());
-        Path rates = BenchCharts.bars(dir, "actor-vs-pekko-tcp-rates.png",
-                "Throughput relative to Pekko TCP, two JVMs (medians)", "x Pekko TCP", categories, series);
-        System.out.println("charts: " + latency + ", " + rates);
+        if (!categories.isEmpty()) {
+            Map<String, double[]> series = new LinkedHashMap<>();
+            series.put("rdma-actors (soft fabric)", ratios.stream().mapToDouble(Double::doubleValue).toArray());
+            series.put("Pekko TCP", ratios.stream().mapToDouble(r -> 1.0).toArray());
+            written.add(BenchCharts.bars(dir, "actor-vs-pekko-tcp-rates.png",
+                    "Throughput relative to Pekko TCP, two JVMs (medians)", "x Pekko TCP", categories, series));
+        }
+        System.out.println("charts: " + written);
     }
 
     /** One side of a workload; a failure says which. */
@@ -280,6 +299,37 @@ public final class ActorVersusPekkoTcp {
             last = Math.max(last, h.getEndTimeStamp());
         }
         return (double) connections * count / ((last - first) / 1e9);
+    }
+
+    /**
+     * A 64 B ping-pong on one connection while another streams 64 KiB messages: whether a
+     * request-response connection keeps its round trip beside a bulk one (p50 and p99, us).
+     */
+    private double[] pingPongBesideStream(boolean rdma, int pings) throws Exception {
+        StreamControl control = new StreamControl();
+        CompletableFuture<Double> stream = stream(rdma, 65536, Integer.MAX_VALUE, control);
+        await(control.flowing);
+        Histogram h = await(rdma ? rdmaPingPong(64, pings) : tcpPingPong(64, pings));
+        control.stopped = true;
+        double seconds = await(stream);
+        return new double[] {h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0,
+            control.taken.get() * 65536.0 / 1e6 / seconds};
+    }
+
+    /** Seconds from the first message of a one-way stream to the sink's answer to the last. */
+    private CompletableFuture<Double> stream(boolean rdma, int size, int count, StreamControl control) {
+        return rdma ? rdmaStream(size, count, control) : tcpStream(size, count, control);
+    }
+
+    /**
+     * A stream's first message was taken when {@code flowing} completes; once {@code stopped}, it
+     * closes its connection on the next acknowledgement, without the sink's count.
+     */
+    static final class StreamControl {
+        final CompletableFuture<Void> flowing = new CompletableFuture<>();
+        /** Messages the transport took (acknowledged). */
+        final AtomicInteger taken = new AtomicInteger();
+        volatile boolean stopped;
     }
 
     /**
@@ -364,8 +414,8 @@ public final class ActorVersusPekkoTcp {
         return Behaviors.stopped();
     }
 
-    /** Seconds from the first Send to the sink's answer to the last. */
-    private double rdmaStream(int size, int count) throws Exception {
+    /** As {@link #stream}. */
+    private CompletableFuture<Double> rdmaStream(int size, int count, StreamControl control) {
         CompletableFuture<Double> result = new CompletableFuture<>();
         byte[] message = new byte[size];
         ActorRef<RdmaProtocol.ConnectionEvent> client = system.systemActorOf(Behaviors.setup(ctx -> {
@@ -385,7 +435,13 @@ public final class ActorVersusPekkoTcp {
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.Acked.class, a -> {
-                        if (sent[0] < count) {
+                        control.flowing.complete(null);
+                        control.taken.incrementAndGet();
+                        if (control.stopped) {
+                            if (result.complete((System.nanoTime() - start[0]) / 1e9)) {
+                                EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Close());
+                            }
+                        } else if (sent[0] < count) {
                             EchoSinkPeer.connection(peer[0]).tell(RdmaProtocol.Send.of(message, sent[0]++));
                             if (sent[0] == count) {
                                 // the end marker follows the last message on the same queue pair, in order
@@ -414,7 +470,7 @@ public final class ActorVersusPekkoTcp {
                     .build();
         }), "rdma-stream-" + clients.incrementAndGet(), org.apache.pekko.actor.typed.Props.empty());
         connect(client, ports[1]);
-        return await(result);
+        return result;
     }
 
     // ------------------------------------------------------------------ Pekko IO TCP
@@ -434,11 +490,13 @@ public final class ActorVersusPekkoTcp {
         return (ExtendedActorSystem) system.classicSystem();
     }
 
-    private double tcpStream(int size, int count) throws Exception {
+    /** As {@link #stream}. */
+    private CompletableFuture<Double> tcpStream(int size, int count, StreamControl control) {
         CompletableFuture<Double> result = new CompletableFuture<>();
         classic().systemActorOf(Props.create(TcpStream.class, () -> new TcpStream(
-                new InetSocketAddress("127.0.0.1", ports[3]), size, count, result)), "tcp-stream-" + clients.incrementAndGet());
-        return await(result);
+                new InetSocketAddress("127.0.0.1", ports[3]), size, count, result, control)),
+                "tcp-stream-" + clients.incrementAndGet());
+        return result;
     }
 
     /**
@@ -528,11 +586,14 @@ public final class ActorVersusPekkoTcp {
 
     /** Announces the total, then writes one message per ack; times until the sink's answer. */
     static final class TcpStream extends TcpClient<Double> {
+        private final StreamControl control;
         private long start;
         private int sent;
 
-        TcpStream(InetSocketAddress remote, int size, int count, CompletableFuture<Double> result) {
+        TcpStream(InetSocketAddress remote, int size, int count, CompletableFuture<Double> result,
+                  StreamControl control) {
             super(remote, ByteString.fromArray(new byte[size]), count, result);
+            this.control = control;
         }
 
         @Override
@@ -547,7 +608,13 @@ public final class ActorVersusPekkoTcp {
         public Receive createReceive() {
             return receive(receiveBuilder()
                     .match(Written.class, w -> {
-                        if (sent < count) {
+                        control.flowing.complete(null);
+                        control.taken.incrementAndGet();
+                        if (control.stopped) {
+                            if (result.complete((System.nanoTime() - start) / 1e9)) {
+                                connection.tell(TcpMessage.close(), getSelf());
+                            }
+                        } else if (sent < count) {
                             sent++;
                             connection.tell(TcpMessage.write(message, Written.INSTANCE), getSelf());
                         }

@@ -1,5 +1,6 @@
 package io.rdmaactors.soft;
 
+import java.util.ArrayDeque;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -17,6 +18,8 @@ final class LinkConnection {
     /** Ended at once, as by a process that dies: frames still queued for it are not sent. */
     volatile boolean aborted;
     private final AtomicBoolean ended = new AtomicBoolean();
+    /** Its frames waiting in the link's {@link LinkOutbox}, under the link's lock. */
+    final ArrayDeque<LinkFrame> waiting = new ArrayDeque<>();
 
     LinkConnection(TcpLink link, int number, TcpLink.Endpoint endpoint) {
         this.link = link;

@@ -27,8 +27,20 @@ record Packet(Kind kind, long psn, int opcode, int flags, int immData, long remo
     /** Sent on the alternate path after a migration: the responder migrates too (MigReq bit). */
     static final int MIGRATED = 4;
 
-    static Packet ack(long psn) {
-        return new Packet(Kind.ACK, psn, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, null);
+    /** An ACK's credit count when the responder takes its receives from an SRQ: IB's "invalid". */
+    static final int UNLIMITED_CREDITS = -1;
+
+    /**
+     * @param credits receives the responder has posted and not used yet, after this request (end-
+     *                to-end flow control), or {@link #UNLIMITED_CREDITS}; carried in the length field
+     */
+    static Packet ack(long psn, int credits) {
+        return new Packet(Kind.ACK, psn, 0, 0, 0, 0, 0, credits, 0, 0, 0, 0, null);
+    }
+
+    /** An ACK's credit count. */
+    int credits() {
+        return length;
     }
 
     static Packet rnrNak(long psn, long delayNanos) {

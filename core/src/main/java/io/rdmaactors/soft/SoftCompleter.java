@@ -33,6 +33,7 @@ final class SoftCompleter {
             switch (r.kind()) {
                 case ACK:
                     completeThrough(r.psn());
+                    requester.credited(r.psn(), r.credits());
                     break;
                 case READ_RESPONSE:
                 case ATOMIC_RESPONSE:

@@ -54,6 +54,14 @@ final class SoftRequester {
     private long nextSeq;
     private boolean pumping;
     private boolean rnrWait;
+    /**
+     * End-to-end flow control (IB 9.7.7.2): the requests that take a receive (Sends, Writes with
+     * immediate) the responder has room for beyond those in flight, from its last ACK's credits;
+     * none until an ACK tells. Without credits one such request still goes while none is in
+     * flight, to learn of receives posted since (it may meet an RNR NAK). Go-back-N after an RNR
+     * NAK would otherwise resend a whole window of Sends each time a receiver falls behind.
+     */
+    private int credits;
     private int retries;
     private ScheduledFuture<?> retransmitTimer;
     /** When a response last made progress; the timer fires on silence, not on every ack. */
@@ -169,6 +177,9 @@ final class SoftRequester {
         pumping = true;
         try {
             while (!pending.isEmpty() && !rnrWait && qp.state == QpState.RTS) {
+                if (qp.init.type() != QpType.UD && takesReceive(pending.peek()) && !mayTakeReceive()) {
+                    break; // the next ACK brings credits
+                }
                 SendWqe w = pending.poll();
                 if (w.payload == null && needsPayload(w.wr.opcode())) {
                     w.payload = qp.pd.gather(w.wr.sgList(), false);
@@ -185,6 +196,9 @@ final class SoftRequester {
                     continue;
                 }
                 w.psn = nextPsn++;
+                if (takesReceive(w) && credits != Integer.MAX_VALUE) {
+                    credits--;
+                }
                 inflight.add(w);
                 transmit(w);
             }
@@ -192,6 +206,38 @@ final class SoftRequester {
             pumping = false;
         }
         armRetransmit();
+    }
+
+    private static boolean takesReceive(SendWqe w) {
+        SendOpcode op = w.wr.opcode();
+        return op == SendOpcode.SEND || op == SendOpcode.SEND_WITH_IMM || op == SendOpcode.RDMA_WRITE_WITH_IMM;
+    }
+
+    private boolean mayTakeReceive() {
+        if (credits > 0) {
+            return true;
+        }
+        for (SendWqe w : inflight) {
+            if (takesReceive(w)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** An ACK through {@code psn} with the responder's credits: room for that many after it. */
+    void credited(long psn, int ackCredits) {
+        if (ackCredits == Packet.UNLIMITED_CREDITS) {
+            credits = Integer.MAX_VALUE;
+            return;
+        }
+        int after = 0;
+        for (SendWqe w : inflight) {
+            if (w.psn > psn && takesReceive(w)) {
+                after++;
+            }
+        }
+        credits = ackCredits - after;
     }
 
     /** Whether the request carries a payload out; a READ's and an atomic's data come back instead. */
@@ -313,6 +359,9 @@ final class SoftRequester {
     /** An RNR NAK: everything in flight goes again, after the responder's RNR timer. */
     void retryAfterRnr(long nanos) {
         rewind();
+        if (credits != Integer.MAX_VALUE) {
+            credits = 0; // the receiver had none: the first request after the wait goes alone
+        }
         rnrWait = true;
         schedule(this::resumeAfterRnr, nanos);
     }
@@ -321,6 +370,9 @@ final class SoftRequester {
     private void rewind() {
         SendWqe w;
         while ((w = inflight.pollLast()) != null) {
+            if (takesReceive(w) && credits != Integer.MAX_VALUE) {
+                credits++; // counted again when it goes again
+            }
             if (!w.wr.has(SendFlag.INLINE)) {
                 // the HCA reads the SGEs again for each try: a region deregistered meanwhile fails it
                 w.payload = null;

@@ -138,7 +138,7 @@ final class SoftResponder {
         if (op.isAtomic()) {
             return atomicReplies.get(p.psn());
         }
-        return Packet.ack(p.psn());
+        return Packet.ack(p.psn(), credits());
     }
 
     private Packet execute(Packet p, SendOpcode op) {
@@ -168,7 +168,7 @@ final class SoftResponder {
                 complete(new WorkCompletion(recv.wrId(), WcStatus.SUCCESS, WcOpcode.RECV, 0, p.data().remaining(),
                         imm ? p.immData() : 0, imm ? WorkCompletion.WITH_IMM : 0, qp.qpNum(), 0),
                         (p.flags() & Packet.SOLICITED) != 0);
-                return Packet.ack(p.psn());
+                return Packet.ack(p.psn(), credits());
             }
             case RDMA_WRITE:
             case RDMA_WRITE_WITH_IMM: {
@@ -191,7 +191,7 @@ final class SoftResponder {
                     complete(new WorkCompletion(recv.wrId(), WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, 0, len,
                             p.immData(), WorkCompletion.WITH_IMM, qp.qpNum(), 0), (p.flags() & Packet.SOLICITED) != 0);
                 }
-                return Packet.ack(p.psn());
+                return Packet.ack(p.psn(), credits());
             }
             case RDMA_READ: {
                 SoftMemoryRegion mr = remoteRegion(p.rkey(), p.remoteAddress(), p.length(), Access.REMOTE_READ);
@@ -251,6 +251,14 @@ final class SoftResponder {
 
     private ReceiveWorkRequest takeReceive() {
         return qp.srq != null ? qp.srq.take() : receives.poll();
+    }
+
+    /**
+     * The credits an ACK carries (IB end-to-end flow control): the receives still posted, so the
+     * requester sends no more Sends than they take. A QP on an SRQ has none of its own to count.
+     */
+    private int credits() {
+        return qp.srq != null ? Packet.UNLIMITED_CREDITS : receives.size();
     }
 
     private void complete(WorkCompletion wc, boolean solicited) {

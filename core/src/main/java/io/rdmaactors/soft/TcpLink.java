@@ -8,7 +8,6 @@ import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
-import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,8 +21,9 @@ import org.slf4j.LoggerFactory;
  * {@link LinkSelector}. A small frame is written at once by its sender when nothing waits
  * before it, so it takes no thread hop; a large payload in registered memory goes from its MR
  * to the socket in the I/O thread's gathering writes; what the socket does not take waits in a
- * bounded outbox for OP_WRITE. A reader never blocks on a write. Frames pass through one direct
- * buffer each way; a payload read from the wire is scattered into its MR from the input buffer.
+ * bounded outbox for OP_WRITE, which takes the connections in turn ({@link LinkOutbox}). A
+ * reader never blocks on a write. Frames pass through one direct buffer each way; a payload read
+ * from the wire is scattered into its MR from the input buffer.
  * On the accepting side nothing but the {@link LinkHandshake} is read until the peer passed it.
  */
 final class TcpLink implements LinkSelector.Handler {
@@ -83,7 +83,7 @@ final class TcpLink implements LinkSelector.Handler {
     private ByteBuffer spareIn;
 
     // under outbox
-    private final ArrayDeque<LinkFrame> outbox = new ArrayDeque<>();
+    private final LinkOutbox outbox = new LinkOutbox();
     /** Where frames are encoded; what one gathering write sends is views of it and the large payloads between. */
     private final ByteBuffer out = ByteBuffer.allocateDirect(BUFFER);
     private final ByteBuffer[] gather = new ByteBuffer[2 * GATHERED_PAYLOADS + 1];
@@ -159,12 +159,13 @@ final class TcpLink implements LinkSelector.Handler {
             if (closed) {
                 return;
             }
-            coalesce(frame);
             outbox.add(frame);
             if (outbox.size() > MAX_OUTBOX) {
                 overflow = true;
-            } else if (writing || writeInterest || dispatching) {
-                return; // the writer at work, OP_WRITE or the end of the I/O thread's turn takes it
+            } else if (writing || writeInterest || (dispatching && selector.inThread())) {
+                // the writer at work, OP_WRITE or the end of the I/O thread's turn takes it; another
+                // thread's frame does not wait for that turn, which a stream coming in makes long
+                return;
             } else if (!selector.inThread() && large(frame)) {
                 // a large payload is the I/O thread's to write, gathered with those posted after it,
                 // while the posting thread goes on
@@ -178,20 +179,6 @@ final class TcpLink implements LinkSelector.Handler {
             end(new IOException("more than " + MAX_OUTBOX + " frames wait for a peer that does not read"));
         } else {
             flush();
-        }
-    }
-
-    /**
-     * An ACK acknowledges every request before it (IB ACK coalescing): one that follows an ACK of
-     * its connection still waiting to leave takes its place.
-     */
-    private void coalesce(LinkFrame frame) {
-        LinkFrame last = outbox.peekLast();
-        Packet ack = frame.packet();
-        if (last != null && ack != null && ack.kind() == Packet.Kind.ACK && last.connection() == frame.connection()
-                && last.packet() != null && last.packet().kind() == Packet.Kind.ACK
-                && last.packet().psn() <= ack.psn()) {
-            outbox.pollLast();
         }
     }
 

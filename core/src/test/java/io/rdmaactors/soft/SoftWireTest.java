@@ -135,6 +135,53 @@ class SoftWireTest {
         }
     }
 
+    /**
+     * End-to-end flow control (credits): a requester sends no more Sends than its ACKs said the
+     * responder has receives for, and past them one at a time, to learn of receives posted since.
+     * Without credits every Send past the receives is in flight, and after each RNR NAK all of
+     * them go again.
+     */
+    @Test
+    void sendsPastTheRespondersReceivesGoOneAtATime() throws Exception {
+        try (Fabric fabric = Fabric.open("soft");
+             Loopback loop = Loopback.on(fabric.devices().get(0)).rtr(a -> a.minRnrTimer(1))
+                     .rts(a -> a.rnrRetry(7)).open()) {
+            MemoryRegion source = loop.a.register(8);
+            MemoryRegion inbox = loop.b.register(8 * 8);
+            for (int r = 0; r < 2; r++) {
+                loop.b.qp.postReceive(ReceiveWorkRequest.of(100 + r, inbox.sge(r * 8, 8)));
+            }
+            for (int s = 0; s < 8; s++) {
+                loop.a.qp.postSend(SendWorkRequest.send(s, source.sge()));
+            }
+            for (int s = 0; s < 2; s++) {
+                assertEquals(s, awaitCompletion(loop.a.cq).wrId());
+                assertEquals(100 + s, awaitCompletion(loop.b.cq).wrId());
+            }
+            SoftQueuePair requester = (SoftQueuePair) loop.a.qp;
+            int most = 0;
+            long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50);
+            while (System.nanoTime() < until) { // meanwhile the probe meets RNR NAKs, 10 us apart
+                requester.sendLock.lock();
+                try {
+                    most = Math.max(most, requester.requester.inflight.size());
+                } finally {
+                    requester.sendLock.unlock();
+                }
+            }
+            assertEquals(1, most, "one Send at a time in flight while the responder has no receive");
+            for (int r = 2; r < 8; r++) {
+                loop.b.qp.postReceive(ReceiveWorkRequest.of(100 + r, inbox.sge(r * 8, 8)));
+            }
+            for (int s = 2; s < 8; s++) {
+                WorkCompletion sent = awaitCompletion(loop.a.cq);
+                assertEquals(WcStatus.SUCCESS, sent.status());
+                assertEquals(s, sent.wrId());
+                assertEquals(100 + s, awaitCompletion(loop.b.cq).wrId());
+            }
+        }
+    }
+
     /** The next completion of {@code cq}, once the wire is free to carry what makes it. */
     private static WorkCompletion awaitCompletion(CompletionQueue cq) {
         WorkCompletion[] wc = new WorkCompletion[1];

@@ -313,11 +313,12 @@ class TcpLinkTest {
             agent.accept(ConnectionParameters.of(null));
             agents.add(agent);
         }
-        // the peer reads nothing: the socket fills, then the outbox, with sends and their retransmissions
+        // the peer reads nothing: the socket fills, then the outbox, with writes and their retransmissions
+        // (writes: they take no receive, so no ACK's credits hold them back as they would Sends)
         assertTrue(connections * depth >= TcpLink.MAX_OUTBOX / 2, "enough, with retransmissions, to overflow it");
         for (int s = 0; s < depth; s++) {
             for (CmId agent : agents) {
-                agent.queuePair().postSend(SendWorkRequest.send(s, serverMemory.sge(0, SLOT)));
+                agent.queuePair().postSend(SendWorkRequest.write(s, 0, 1, serverMemory.sge(0, SLOT)));
             }
         }
         Set<Long> disconnected = new HashSet<>();
