@@ -23,7 +23,8 @@ final class LinkOutbox {
         LinkFrame last = waiting.peekLast();
         if (last != null && isAck(last) && isAck(frame) && last.packet().psn() <= frame.packet().psn()) {
             waiting.pollLast();
-            size--;
+            waiting.add(frame); // in its place: the connection keeps its turn
+            return;
         }
         if (waiting.isEmpty()) {
             turns.add(frame.connection());

@@ -45,6 +45,13 @@ class LinkOutboxTest {
         assertEquals(2, outbox.size());
         assertSame(later, outbox.poll());
         assertEquals(Packet.Kind.REQUEST, outbox.poll().packet().kind());
+        assertTrue(outbox.isEmpty());
+        assertNull(outbox.peek(), "the connection whose ACK was replaced did not take a second turn");
+
+        LinkFrame next = request(pingPong, 1);
+        outbox.add(next);
+        assertSame(next, outbox.peek());
+        assertSame(next, outbox.poll());
     }
 
     @Test
