@@ -74,9 +74,10 @@ final class SoftRequester {
         this.fabric = qp.fabric;
     }
 
-    /** The sq PSN the QP was given: the next request goes out with it. */
+    /** The sq PSN the QP was given: the next request goes out with it, knowing no credits yet. */
     void startAt(long psn) {
         nextPsn = psn;
+        credits = 0;
     }
 
     /** ibv_post_send. */
