@@ -117,7 +117,11 @@ final class TcpLink implements LinkSelector.Handler {
         }
         links.track(this);
         try {
-            this.key = selector.register(channel, SelectionKey.OP_READ, this);
+            // no interest until the key is set: an acceptor on another I/O thread registers the link
+            // with this one, which serves it (and may end it, cancelling the key) as soon as it reads
+            this.key = selector.register(channel, 0, this);
+            key.interestOps(SelectionKey.OP_READ);
+            selector.wakeup();
         } catch (IOException | RuntimeException e) {
             links.untrack(this);
             throw e;

@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A fabric's links to other processes and the I/O threads that serve them: a fixed number of
- * threads (option {@code io.threads}), started with the first listener or link, whatever the
+ * threads (option {@code io.threads}, default 2), started with the first listener or link, whatever the
  * number of connections. A connect to a listener another process reached before goes over the
  * link already there: one wire between two ports. Every link starts with a {@link LinkHandshake}
  * on the user's cookie; an accepting side holds at most {@code links.pending} links that have not
@@ -50,7 +50,7 @@ final class TcpLinks {
 
     TcpLinks(SoftFabric fabric, Map<String, String> options) {
         this.fabric = fabric;
-        this.threads = positive(options, "io.threads", 1);
+        this.threads = positive(options, "io.threads", 2);
         this.cookie = options.get(LinkCookie.OPTION);
         this.handshakeTimeoutMs = positive(options, "links.handshake.timeout.ms", 5000);
         this.maxPending = positive(options, "links.pending", 64);

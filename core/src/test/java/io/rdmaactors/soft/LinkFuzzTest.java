@@ -56,7 +56,9 @@ class LinkFuzzTest {
         String with = " (seed " + seed + ")";
         Random random = new Random(seed);
         String cookie = dir.resolve("cookie").toString();
-        try (Fabric server = Fabric.open("soft", Map.of("cookie", cookie, "links.handshake.timeout.ms", "200"))) {
+        // two I/O threads, as by default: the acceptor's thread hands half the links to the other
+        try (Fabric server = Fabric.open("soft", Map.of("cookie", cookie, "links.handshake.timeout.ms", "200",
+                "io.threads", "2"))) {
             EventChannel events = server.createEventChannel();
             CmId listener = server.createCmId(events, PortSpace.TCP);
             listener.bind(new InetSocketAddress("127.0.0.1", 0));
