@@ -45,6 +45,9 @@ final class SoftRequester {
         }
     }
 
+    /** The credits of a responder that takes its receives from an SRQ: no end-to-end limit. */
+    private static final int UNLIMITED = Integer.MAX_VALUE;
+
     private final SoftQueuePair qp;
     private final SoftFabric fabric;
     private final ArrayDeque<SendWqe> pending = new ArrayDeque<>();
@@ -197,8 +200,8 @@ final class SoftRequester {
                     continue;
                 }
                 w.psn = nextPsn++;
-                if (takesReceive(w) && credits != Integer.MAX_VALUE) {
-                    credits--;
+                if (takesReceive(w)) {
+                    spendCredits(1);
                 }
                 inflight.add(w);
                 transmit(w);
@@ -229,7 +232,7 @@ final class SoftRequester {
     /** An ACK through {@code psn} with the responder's credits: room for that many after it. */
     void credited(long psn, int ackCredits) {
         if (ackCredits == Packet.UNLIMITED_CREDITS) {
-            credits = Integer.MAX_VALUE;
+            credits = UNLIMITED;
             return;
         }
         int after = 0;
@@ -239,6 +242,13 @@ final class SoftRequester {
             }
         }
         credits = ackCredits - after;
+    }
+
+    /** Requests that take a receive went out ({@code n} > 0) or back to pending; no count without a limit. */
+    private void spendCredits(int n) {
+        if (credits != UNLIMITED) {
+            credits -= n;
+        }
     }
 
     /** Whether the request carries a payload out; a READ's and an atomic's data come back instead. */
@@ -360,7 +370,7 @@ final class SoftRequester {
     /** An RNR NAK: everything in flight goes again, after the responder's RNR timer. */
     void retryAfterRnr(long nanos) {
         rewind();
-        if (credits != Integer.MAX_VALUE) {
+        if (credits != UNLIMITED) {
             credits = 0; // the receiver had none: the first request after the wait goes alone
         }
         rnrWait = true;
@@ -371,8 +381,8 @@ final class SoftRequester {
     private void rewind() {
         SendWqe w;
         while ((w = inflight.pollLast()) != null) {
-            if (takesReceive(w) && credits != Integer.MAX_VALUE) {
-                credits++; // counted again when it goes again
+            if (takesReceive(w)) {
+                spendCredits(-1); // counted again when it goes again
             }
             if (!w.wr.has(SendFlag.INLINE)) {
                 // the HCA reads the SGEs again for each try: a region deregistered meanwhile fails it

@@ -18,8 +18,8 @@ import org.slf4j.LoggerFactory;
 /**
  * A fabric's links to other processes and the I/O threads that serve them: a fixed number of
  * threads (option {@code io.threads}, default 2), started with the first listener or link,
- * whatever the number of connections. A connect to a listener another process reached before goes over the
- * link already there: one wire between two ports. Every link starts with a {@link LinkHandshake}
+ * whatever the number of connections. A connect to a listener another process reached before goes
+ * over the link already there: one wire between two ports. Every link starts with a {@link LinkHandshake}
  * on the user's cookie; an accepting side holds at most {@code links.pending} links that have not
  * finished it (each for {@code links.handshake.timeout.ms} at most) and a listener at most
  * {@code links.max} links.
