@@ -194,6 +194,15 @@ class TcpLinkTest {
     }
 
     @Test
+    void twoIoThreadsByDefault() throws Exception {
+        Client client = new Client();
+        exchange(client, List.<CmId[]>of(client.connect()), List.of(0));
+        String prefix = "rdma-" + ((SoftFabric) client.fabric).id + "-io-";
+        assertEquals(List.of(prefix + 0, prefix + 1),
+                RawLink.threadsOf(client.fabric).stream().filter(n -> n.startsWith(prefix)).toList());
+    }
+
+    @Test
     void ioThreadsIsTheNumberOfIoThreads() throws Exception {
         Client client = new Client(Map.of("io.threads", "3"));
         assertEquals(List.of(), RawLink.threadsOf(client.fabric).stream().filter(n -> n.contains("-io-")).toList(),
