@@ -117,15 +117,22 @@ final class TcpLink implements LinkSelector.Handler {
         }
         links.track(this);
         try {
-            // no interest until the key is set: an acceptor on another I/O thread registers the link
-            // with this one, which serves it (and may end it, cancelling the key) as soon as it reads
+            // nothing is read until serve(): the I/O thread may be another than the creator's
             this.key = selector.register(channel, 0, this);
-            key.interestOps(SelectionKey.OP_READ);
-            selector.wakeup();
         } catch (IOException | RuntimeException e) {
             links.untrack(this);
             throw e;
         }
+    }
+
+    /**
+     * Starts reading, once whoever made the link recorded it (a handshake in progress, a link to a
+     * listener): its I/O thread, another than an acceptor's, may serve it, end it or see its
+     * handshake done at once.
+     */
+    void serve() {
+        key.interestOps(SelectionKey.OP_READ);
+        selector.wakeup();
     }
 
     /** A new connection on the connecting side, or null once the link is closing. */

@@ -121,6 +121,7 @@ final class TcpLinks {
             TcpLink link = new TcpLink(this, selector, channel, to, null);
             outgoing.put(to, link);
             LinkConnection first = link.open(endpoint);
+            link.serve();
             if (first == null) {
                 throw new IOException("the link to " + to + " ended as it opened");
             }
@@ -152,6 +153,7 @@ final class TcpLinks {
                             + " ms"));
                 }
             }, handshakeTimeoutMs, TimeUnit.MILLISECONDS);
+            link.serve();
         } catch (IOException | RuntimeException e) {
             log.debug("could not serve a link accepted by {}", from, e);
             try {
