@@ -9,6 +9,7 @@ import java.util.Iterator;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,6 +33,8 @@ final class LinkSelector {
     private final Selector selector;
     private final Thread thread;
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    /** Links it serves now: a new link goes to the thread with the fewest. */
+    private final AtomicInteger links = new AtomicInteger();
     private volatile boolean stopped;
 
     LinkSelector(String name) throws IOException {
@@ -39,6 +42,18 @@ final class LinkSelector {
         this.thread = new Thread(this::run, name);
         thread.setDaemon(true);
         thread.start();
+    }
+
+    int links() {
+        return links.get();
+    }
+
+    void linkOpened() {
+        links.incrementAndGet();
+    }
+
+    void linkClosed() {
+        links.decrementAndGet();
     }
 
     boolean inThread() {

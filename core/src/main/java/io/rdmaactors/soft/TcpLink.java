@@ -116,6 +116,7 @@ final class TcpLink implements LinkSelector.Handler {
             from.opened();
         }
         links.track(this);
+        selector.linkOpened();
         try {
             // nothing is read until serve(): the I/O thread may be another than the creator's
             this.key = selector.register(channel, 0, this);
@@ -536,8 +537,9 @@ final class TcpLink implements LinkSelector.Handler {
         links.untrack(this);
     }
 
-    /** Its socket closed: the listener that accepted it may take another. */
+    /** Its socket closed: its I/O thread serves one link fewer; the listener that accepted it may take another. */
     void released() {
+        selector.linkClosed();
         if (from != null) {
             from.released();
         }

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -40,7 +41,6 @@ final class TcpLinks {
     private final Object selectorLock = new Object();
     /** Started on first use, so a fabric that stays in one JVM has no I/O thread. */
     private LinkSelector[] selectors;
-    private int nextSelector;
     private boolean closed;
     /** Links this side opened, by the listener address they reach; the ones a connect may share. */
     private final Map<InetSocketAddress, TcpLink> outgoing = new ConcurrentHashMap<>();
@@ -84,7 +84,14 @@ final class TcpLinks {
                 }
                 selectors = started;
             }
-            return selectors[nextSelector++ % threads];
+            // the thread with the fewest links, so that two busy links share one only when they must
+            LinkSelector least = selectors[0];
+            for (LinkSelector s : selectors) {
+                if (s.links() < least.links()) {
+                    least = s;
+                }
+            }
+            return least;
         }
     }
 
@@ -187,6 +194,13 @@ final class TcpLinks {
             pending.remove(link);
             fabric.ledger().closed(ResourceKind.LINK);
             link.released();
+        }
+    }
+
+    /** How many links each I/O thread serves, in thread order; none before the first listener or link. */
+    List<Integer> linksPerThread() {
+        synchronized (selectorLock) {
+            return selectors == null ? List.of() : Arrays.stream(selectors).map(LinkSelector::links).toList();
         }
     }
 

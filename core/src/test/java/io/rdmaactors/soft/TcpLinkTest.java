@@ -203,6 +203,23 @@ class TcpLinkTest {
     }
 
     @Test
+    void aNewLinkGoesToTheIoThreadWithTheFewestLinks() throws Exception {
+        Client first = new Client();
+        Client second = new Client();
+        first.connect();
+        second.connect();
+        assertEquals(List.of(1, 1), ((SoftFabric) server).links.linksPerThread(), "one link per thread");
+        second.fabric.close();
+        assertInstanceOf(CmEvent.Disconnected.class, serverEvents.await(STEP));
+        RawLink.eventually("the second link ended", STEP, () -> links(server) == 1);
+        Client third = new Client();
+        List<CmId[]> connections = List.<CmId[]>of(third.connect());
+        assertEquals(List.of(1, 1), ((SoftFabric) server).links.linksPerThread(),
+                "the new link went where the ended one was");
+        exchange(third, connections, List.of(0));
+    }
+
+    @Test
     void ioThreadsIsTheNumberOfIoThreads() throws Exception {
         Client client = new Client(Map.of("io.threads", "3"));
         assertEquals(List.of(), RawLink.threadsOf(client.fabric).stream().filter(n -> n.contains("-io-")).toList(),
