@@ -17,6 +17,7 @@ import io.rdmaactors.verbs.QueueFullException;
 import io.rdmaactors.verbs.QueuePair;
 import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.ScatterGatherElement;
+import io.rdmaactors.verbs.SendFlag;
 import io.rdmaactors.verbs.SendWorkRequest;
 import io.rdmaactors.verbs.WcOpcode;
 import io.rdmaactors.verbs.WcStatus;
@@ -198,6 +199,8 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private final ActorRef<ConnectionCommand> connection;
     /** What each send slot's work request carries: a user's DataCommand or a rendezvous step. */
     private final Object[] outstanding;
+    /** The user's Reads among them: what the connection posts meanwhile is fenced behind them. */
+    private int readsOutstanding;
     private final ArrayDeque<Integer> freeSlots = new ArrayDeque<>();
     /**
      * Work waiting for room in the send queue, oldest first: data commands (at most
@@ -407,13 +410,13 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                 if (item instanceof RdmaProtocol.Send send && send.data().size() > buffers.send.slotSize()) {
                     item = announce(send);
                 }
-                requests[count] = request(item, slot);
+                requests[count] = fenced(request(item, slot), item);
             } catch (RuntimeException e) {
                 releaseSlot(slot);
                 fail(item, e);
                 continue;
             }
-            outstanding[slot] = item;
+            hold(slot, item);
             slots[count++] = slot;
         }
         for (int from = 0; from < count; ) {
@@ -459,10 +462,35 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     }
 
     private void unpost(int slot, RuntimeException cause) {
+        fail(vacate(slot), cause);
+    }
+
+    /**
+     * A Read's data is taken from the peer's memory as its response goes out, so on verbs a later
+     * request of this connection (a Write there, a Send whose receiver then writes) may change what
+     * it returns: whatever follows an outstanding Read waits for it (IBV_SEND_FENCE), so that the
+     * connection's commands take effect in the order they came.
+     */
+    private SendWorkRequest fenced(SendWorkRequest request, Object item) {
+        return readsOutstanding > 0 && !(item instanceof RdmaProtocol.Read) ? request.with(SendFlag.FENCE) : request;
+    }
+
+    private void hold(int slot, Object item) {
+        outstanding[slot] = item;
+        if (item instanceof RdmaProtocol.Read) {
+            readsOutstanding++;
+        }
+    }
+
+    /** Frees a send slot and returns what it carried. */
+    private Object vacate(int slot) {
         Object item = outstanding[slot];
         outstanding[slot] = null;
+        if (item instanceof RdmaProtocol.Read) {
+            readsOutstanding--;
+        }
         releaseSlot(slot);
-        fail(item, cause);
+        return item;
     }
 
     /**
@@ -746,12 +774,10 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
 
     private void onSendCompletion(WorkCompletion wc) {
         int slot = (int) wc.wrId();
-        Object item = outstanding[slot];
-        if (item == null) {
+        if (outstanding[slot] == null) {
             return; // already answered when the connection closed
         }
-        outstanding[slot] = null;
-        releaseSlot(slot);
+        Object item = vacate(slot);
         if (!wc.isSuccess()) {
             RdmaProtocol.WorkRequestFailed failed = new RdmaProtocol.WorkRequestFailed(wc.status());
             boolean first = wc.status() != WcStatus.WR_FLUSH_ERR && failure == null;

@@ -25,7 +25,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The requester of a soft QP, as rxe_req.c is rxe's: takes posted sends, gives them PSNs, puts
- * them on the wire (or on the path's link) in order, sends them again after an RNR NAK or a
+ * them on the wire (or on the path's link) in order (a fenced one once every READ and atomic
+ * before it completed), sends them again after an RNR NAK or a
  * transport timeout, and migrates to the alternate path when the primary one is lost. Its
  * queues are guarded by the QP's sendLock; the {@link SoftCompleter} retires them.
  */
@@ -167,6 +168,11 @@ final class SoftRequester {
         return w != null ? w : pending.poll();
     }
 
+    /** Requests posted and not yet completed, sent or waiting to be. The caller holds sendLock. */
+    int posted() {
+        return inflight.size() + pending.size();
+    }
+
     /** Nothing more goes out until the QP is ready again: no retransmission, no RNR wait. */
     void stop() {
         cancelRetransmit();
@@ -183,6 +189,9 @@ final class SoftRequester {
             while (!pending.isEmpty() && !rnrWait && qp.state == QpState.RTS) {
                 if (qp.init.type() != QpType.UD && takesReceive(pending.peek()) && !mayTakeReceive()) {
                     break; // the next ACK brings credits
+                }
+                if (qp.init.type() == QpType.RC && pending.peek().wr.has(SendFlag.FENCE) && readOrAtomicInFlight()) {
+                    break; // the response that completes the read or atomic pumps again
                 }
                 SendWqe w = pending.poll();
                 if (w.payload == null && needsPayload(w.wr.opcode())) {
@@ -227,6 +236,19 @@ final class SoftRequester {
             }
         }
         return true;
+    }
+
+    /**
+     * Whether a READ or an atomic is still awaiting its response: a fenced request waits for them,
+     * since the responder reads a READ's data as its response goes out, after later requests ran.
+     */
+    private boolean readOrAtomicInFlight() {
+        for (SendWqe w : inflight) {
+            if (!needsPayload(w.wr.opcode())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** An ACK through {@code psn} with the responder's credits: room for that many after it. */

@@ -17,6 +17,7 @@ import io.rdmaactors.verbs.QpInitAttributes;
 import io.rdmaactors.verbs.QpState;
 import io.rdmaactors.verbs.QueuePair;
 import io.rdmaactors.verbs.ReceiveWorkRequest;
+import io.rdmaactors.verbs.SendFlag;
 import io.rdmaactors.verbs.SendWorkRequest;
 import io.rdmaactors.verbs.WcStatus;
 import io.rdmaactors.verbs.WorkCompletion;
@@ -57,6 +58,44 @@ class SoftWireTest {
 
             assertEquals(WcStatus.SUCCESS, awaitCompletion(loop.a.cq).status());
             assertEquals(2, target.buffer().getLong(0));
+        }
+    }
+
+    /**
+     * A READ's response is read from the responder's memory as it goes out, so a later request
+     * could change what it returns (a TcpLink serializes it after the I/O thread ran what came
+     * next): a fenced request goes only once every READ and atomic before it completed.
+     */
+    @Test
+    void aFencedRequestWaitsForTheReadBeforeIt() throws Exception {
+        try (Fabric fabric = Fabric.open("soft");
+             Loopback loop = Loopback.on(fabric.devices().get(0)).open()) {
+            MemoryRegion remote = loop.b.register(8, Access.LOCAL_WRITE, Access.REMOTE_READ, Access.REMOTE_WRITE);
+            remote.buffer().putLong(0, 1);
+            MemoryRegion readInto = loop.a.register(8);
+            MemoryRegion source = loop.a.register(8);
+            source.buffer().putLong(0, 2);
+            CountDownLatch held = new CountDownLatch(1);
+            ((SoftFabric) fabric).onWire(() -> await(held)); // the wire is busy with something else
+
+            loop.a.qp.postSend(SendWorkRequest.read(1, remote.address(), remote.rkey(), readInto.sge()),
+                    SendWorkRequest.write(2, remote.address(), remote.rkey(), source.sge()).with(SendFlag.FENCE));
+            SoftQueuePair requester = (SoftQueuePair) loop.a.qp;
+            requester.sendLock.lock();
+            try {
+                assertEquals(1, requester.requester.inflight.size(), "only the READ went out");
+                assertEquals(1, requester.requester.inflight.peek().wr.wrId());
+            } finally {
+                requester.sendLock.unlock();
+            }
+            held.countDown();
+
+            assertEquals(1, awaitCompletion(loop.a.cq).wrId());
+            WorkCompletion write = awaitCompletion(loop.a.cq);
+            assertEquals(2, write.wrId());
+            assertEquals(WcStatus.SUCCESS, write.status());
+            assertEquals(1, readInto.buffer().getLong(0), "the READ saw the memory before the WRITE");
+            assertEquals(2, remote.buffer().getLong(0));
         }
     }
 
