@@ -345,7 +345,12 @@ public final class RdmaProtocol {
         }
     }
 
-    /** An RDMA read from an exported region; answered with {@link ReadCompleted}. */
+    /**
+     * An RDMA read from an exported region; answered with {@link ReadCompleted}. It returns the
+     * region as it was after what this connection posted before it, and before what it posts
+     * after: those wait until the Read completed (a fence), as verbs alone would let them
+     * overtake its data.
+     */
     public record Read(RemoteRegion source, long offset, int length, Object ack, ActorRef<ConnectionEvent> replyTo)
             implements DataCommand {
         public Read {
