@@ -468,11 +468,12 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     /**
      * A Read's data is taken from the peer's memory as its response goes out, so on verbs a later
      * request of this connection (a Write there, a Send whose receiver then writes) may change what
-     * it returns: whatever follows an outstanding Read waits for it (IBV_SEND_FENCE), so that the
-     * connection's commands take effect in the order they came.
+     * it returns: whatever follows an outstanding Read, other than another read, waits for it
+     * (IBV_SEND_FENCE), so that the connection's commands take effect in the order they came.
      */
     private SendWorkRequest fenced(SendWorkRequest request, Object item) {
-        return readsOutstanding > 0 && !(item instanceof RdmaProtocol.Read) ? request.with(SendFlag.FENCE) : request;
+        boolean read = item instanceof RdmaProtocol.Read || item instanceof LargeRead;
+        return readsOutstanding > 0 && !read ? request.with(SendFlag.FENCE) : request;
     }
 
     private void hold(int slot, Object item) {
