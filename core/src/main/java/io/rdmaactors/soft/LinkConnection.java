@@ -27,6 +27,10 @@ final class LinkConnection {
         this.endpoint = endpoint;
     }
 
+    boolean transmits() {
+        return endpoint.transmits();
+    }
+
     /** A listener hands the connection to the id its REQ made. */
     void attach(TcpLink.Endpoint newEndpoint) {
         endpoint = newEndpoint;

@@ -684,6 +684,12 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     }
 
     @Override
+    public boolean transmits() {
+        SoftQueuePair q = qp;
+        return q == null || q.transmits();
+    }
+
+    @Override
     public void onResponse(Packet response) {
         SoftQueuePair q = qp;
         if (q != null) {

@@ -382,6 +382,16 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
     /**
      * Enters ERR and flushes both queues. The caller holds sendLock and no recvLock.
      */
+    /**
+     * Whether what this QP put on the wire or in a link's outbox may still go out: not once it
+     * entered ERR or RESET, which flushed its requests and gave their buffers back to the
+     * application, as an HCA stops reading them. A payload is read when its packet goes out.
+     */
+    boolean transmits() {
+        QpState s = state;
+        return s != QpState.ERR && s != QpState.RESET;
+    }
+
     void enterError() {
         state = QpState.ERR;
         completer.flush();

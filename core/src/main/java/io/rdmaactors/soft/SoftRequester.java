@@ -297,7 +297,7 @@ final class SoftRequester {
         if (peer != null && !peer.dropped) {
             // the request runs after the post returned, as a device runs it: the buffer is the fabric's until the completion
             fabric.onWire(() -> {
-                if (!peer.dropped) {
+                if (!peer.dropped && qp.transmits()) {
                     Packet response = peer.responder.onRequest(p);
                     if (response != null) {
                         qp.completer.onResponse(response);

@@ -38,7 +38,7 @@ final class TcpLink implements LinkSelector.Handler {
     /** Reads in one turn of the I/O thread at most, so one busy link does not starve the others. */
     private static final int READS_PER_TURN = 8;
     /** Large payloads one gathering write takes at most (a few, so one syscall carries a window of them). */
-    private static final int GATHERED_PAYLOADS = 8;
+    static final int GATHERED_PAYLOADS = 8;
     /** An input buffer grown for a large message is kept up to this size, for the next one. */
     private static final int KEPT_INPUT = 32 << 20;
     /**
@@ -52,6 +52,9 @@ final class TcpLink implements LinkSelector.Handler {
         void onCm(LinkConnection via, CmMessage message);
 
         Packet onRequest(Packet request);
+
+        /** Whether its packets still waiting in the outbox may go out (see SoftQueuePair.transmits). */
+        boolean transmits();
 
         void onResponse(Packet response);
 
@@ -254,6 +257,10 @@ final class TcpLink implements LinkSelector.Handler {
         for (LinkFrame f; (f = outbox.peek()) != null; ) {
             if (f.connection().aborted && (f.packet() != null || f.cm() != null)) {
                 outbox.poll(); // a connection that died sends nothing more but its end
+                continue;
+            }
+            if (f.packet() != null && !f.connection().transmits()) {
+                outbox.poll(); // its QP flushed since: the payload's buffer may hold another message now
                 continue;
             }
             int head = f.headerSize();

@@ -99,6 +99,35 @@ class SoftWireTest {
         }
     }
 
+    /**
+     * A request flushed before the wire carried it (its QP entered ERR) does not go out after: from
+     * its flush completion on its buffer is the application's again, and may hold another message.
+     */
+    @Test
+    void aRequestFlushedBeforeTheWireCarriedItStaysHome() throws Exception {
+        try (Fabric fabric = Fabric.open("soft");
+             Loopback loop = Loopback.on(fabric.devices().get(0)).open()) {
+            MemoryRegion source = loop.a.register(8);
+            MemoryRegion inbox = loop.b.register(8);
+            loop.b.qp.postReceive(ReceiveWorkRequest.of(100, inbox.sge()));
+            source.buffer().putLong(0, 1);
+            CountDownLatch held = new CountDownLatch(1);
+            ((SoftFabric) fabric).onWire(() -> await(held)); // the wire is busy with something else
+
+            loop.a.qp.postSend(SendWorkRequest.send(1, source.sge()));
+            loop.a.qp.modify(QpAttributes.of().state(QpState.ERR));
+            assertEquals(WcStatus.WR_FLUSH_ERR, awaitCompletion(loop.a.cq).status());
+            source.buffer().putLong(0, 2); // the next message
+            held.countDown();
+            CountDownLatch carried = new CountDownLatch(1);
+            ((SoftFabric) fabric).onWire(carried::countDown); // runs after what the wire held
+            await(carried);
+
+            assertEquals(0, loop.b.cq.poll(new WorkCompletion[1]), "nothing reached the peer");
+            assertEquals(0, inbox.buffer().getLong(0));
+        }
+    }
+
     @Test
     void aDatagramGoesOnTheWireAfterItsPostReturned() throws Exception {
         try (Fabric fabric = Fabric.open("soft")) {

@@ -8,13 +8,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rdmaactors.cm.CmEvent;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.CompletionQueue;
+import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.ConnectionParameters;
 import io.rdmaactors.verbs.EventChannel;
 import io.rdmaactors.verbs.Fabric;
 import io.rdmaactors.verbs.MemoryRegion;
 import io.rdmaactors.verbs.PortSpace;
 import io.rdmaactors.verbs.ProtectionDomain;
+import io.rdmaactors.verbs.QpAttributes;
 import io.rdmaactors.verbs.QpInitAttributes;
+import io.rdmaactors.verbs.QpState;
 import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.SendWorkRequest;
 import io.rdmaactors.verbs.WcOpcode;
@@ -191,6 +194,64 @@ class TcpLinkTest {
         client.fabric.close();
         RawLink.eventually("the client's threads stop with its fabric", STEP,
                 () -> RawLink.threadsOf(client.fabric).isEmpty());
+    }
+
+    /**
+     * Writes still waiting in the link's outbox when their QP enters ERR stay home: their flush
+     * completions gave the buffers back, so what the application puts there next must not reach
+     * the peer. Only the frames of the gathering write under way may still go (at most 8).
+     */
+    @Test
+    void framesOfAFlushedQpStayInTheOutbox() throws Exception {
+        int size = 512 << 10;
+        int count = 128;
+        Client client = new Client();
+        CmId id = client.fabric.createCmId(client.events, PortSpace.TCP);
+        id.resolveAddress(null, listener.localAddress(), STEP);
+        assertInstanceOf(CmEvent.AddrResolved.class, client.events.await(STEP));
+        id.resolveRoute(STEP);
+        assertInstanceOf(CmEvent.RouteResolved.class, client.events.await(STEP));
+        id.createQueuePair(client.pd, QpInitAttributes.rc(client.cq, count, 1));
+        id.connect(ConnectionParameters.of(null));
+        CmEvent.ConnectRequest request = assertInstanceOf(CmEvent.ConnectRequest.class, serverEvents.await(STEP));
+        CmId agent = serverEvents.cmId(request.id());
+        agent.createQueuePair(serverPd, QpInitAttributes.rc(serverCq, 1, 1));
+        agent.accept(ConnectionParameters.of(null));
+        assertInstanceOf(CmEvent.Established.class, client.events.await(STEP));
+        assertInstanceOf(CmEvent.Established.class, serverEvents.await(STEP));
+        MemoryRegion source = client.pd.register(ByteBuffer.allocateDirect(count * size));
+        MemoryRegion target = serverPd.register(ByteBuffer.allocateDirect(count * size),
+                Set.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+        SendWorkRequest[] writes = new SendWorkRequest[count];
+        for (int i = 0; i < count; i++) {
+            writes[i] = SendWorkRequest.write(i, target.address() + (long) i * size, target.rkey(),
+                    source.sge(i * size, size));
+        }
+
+        id.queuePair().postSend(writes);
+        id.queuePair().modify(QpAttributes.of().state(QpState.ERR));
+        WorkCompletion[] wcs = new WorkCompletion[count];
+        int completed = 0;
+        long deadline = System.nanoTime() + STEP.toNanos();
+        while (completed < count && System.nanoTime() < deadline) {
+            completed += client.cq.poll(wcs);
+        }
+        assertEquals(count, completed, "every write completed or flushed");
+        for (int i = 0; i < count; i++) {
+            source.buffer().put(i * size, (byte) 1); // the application's next messages
+        }
+        id.disconnect(); // its DREQ follows the connection's frames
+        assertInstanceOf(CmEvent.Disconnected.class, serverEvents.await(STEP));
+
+        int marked = 0;
+        for (int i = 0; i < count; i++) {
+            marked += target.buffer().get(i * size);
+        }
+        assertTrue(marked <= TcpLink.GATHERED_PAYLOADS, marked + " writes carried memory given back by their flush");
+        agent.close();
+        id.close();
+        source.close();
+        target.close();
     }
 
     @Test
