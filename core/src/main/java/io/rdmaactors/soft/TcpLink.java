@@ -153,6 +153,10 @@ final class TcpLink implements LinkSelector.Handler {
     void release(LinkConnection c) {
         connections.remove(c.number);
         send(LinkFrame.close(c));
+        closeIfUnused();
+    }
+
+    private void closeIfUnused() {
         boolean unused;
         synchronized (this) {
             unused = remoteListener != null && !closing && connections.isEmpty();
@@ -466,6 +470,7 @@ final class TcpLink implements LinkSelector.Handler {
                 LinkConnection c = connections.remove(number);
                 if (c != null) {
                     c.onEnded();
+                    closeIfUnused(); // the peer ended the link's last connection
                 }
             }
             default -> throw new ProtocolException("frame tag " + tag);

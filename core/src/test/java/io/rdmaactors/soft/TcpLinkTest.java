@@ -254,6 +254,19 @@ class TcpLinkTest {
         target.close();
     }
 
+    /** The connecting side closes a link once its last connection ended, whichever side ended it. */
+    @Test
+    void aLinkWhoseLastConnectionTheListenersSideEndedCloses() throws Exception {
+        Client client = new Client();
+        CmId[] c = client.connect();
+        exchange(client, List.<CmId[]>of(c), List.of(0));
+        c[1].close(); // the accepting side ends it
+        assertInstanceOf(CmEvent.Disconnected.class, client.events.await(STEP));
+        c[0].close();
+        RawLink.eventually("the client closes the link nobody uses", STEP, () -> links(client.fabric) == 0);
+        RawLink.eventually("the server sees the link end", STEP, () -> links(server) == 0);
+    }
+
     @Test
     void twoIoThreadsByDefault() throws Exception {
         Client client = new Client();
