@@ -27,6 +27,7 @@ final class LinkConnection {
         this.endpoint = endpoint;
     }
 
+    /** Whether its packets still waiting to go out may go (its QP has not flushed them). */
     boolean transmits() {
         return endpoint.transmits();
     }

@@ -380,9 +380,6 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
     }
 
     /**
-     * Enters ERR and flushes both queues. The caller holds sendLock and no recvLock.
-     */
-    /**
      * Whether what this QP put on the wire or in a link's outbox may still go out: not once it
      * entered ERR or RESET, which flushed its requests and gave their buffers back to the
      * application, as an HCA stops reading them. A payload is read when its packet goes out.
@@ -392,6 +389,9 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
         return s != QpState.ERR && s != QpState.RESET;
     }
 
+    /**
+     * Enters ERR and flushes both queues. The caller holds sendLock and no recvLock.
+     */
     void enterError() {
         state = QpState.ERR;
         completer.flush();
