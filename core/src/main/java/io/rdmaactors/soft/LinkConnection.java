@@ -1,5 +1,6 @@
 package io.rdmaactors.soft;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -9,6 +10,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * not on the link the others share.
  */
 final class LinkConnection {
+
+    /** The largest segment of a READ's response on a link. */
+    static final int READ_SEGMENT = 128 << 10;
 
     final TcpLink link;
     final int number;
@@ -38,8 +42,20 @@ final class LinkConnection {
     }
 
     void send(Packet packet) {
-        if (!dropped && !ended.get()) {
+        if (dropped || ended.get()) {
+            return;
+        }
+        ByteBuffer data = packet.data();
+        if (packet.kind() != Packet.Kind.READ_RESPONSE || data.remaining() <= READ_SEGMENT) {
             link.send(new LinkFrame(this, packet, null));
+            return;
+        }
+        // a large READ's response in segments, as an HCA's by path MTU: the requester scatters one
+        // while the next is on its way, instead of after the whole of it came
+        for (int offset = 0; offset < data.remaining(); offset += READ_SEGMENT) {
+            int n = Math.min(READ_SEGMENT, data.remaining() - offset);
+            link.send(new LinkFrame(this, Packet.readResponseSegment(packet.psn(), offset,
+                    data.slice(data.position() + offset, n), offset + n < data.remaining()), null));
         }
     }
 

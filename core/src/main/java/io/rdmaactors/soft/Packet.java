@@ -5,7 +5,9 @@ import java.nio.ByteBuffer;
 
 /**
  * A transport packet between soft QPs: a request from a requester, or a response from a responder.
- * One packet carries a whole message (the soft fabric does not segment by MTU).
+ * One packet carries a whole message (the soft fabric does not segment by MTU), but for a READ's
+ * response over a link, which goes in segments so that the requester scatters each while the next
+ * is still on its way.
  *
  * @param status for NAK_ERROR the WcStatus code the requester completes with; for NAK_RNR the
  *               responder's RNR delay in nanoseconds
@@ -26,6 +28,8 @@ record Packet(Kind kind, long psn, int opcode, int flags, int immData, long remo
     static final int WITH_IMM = 2;
     /** Sent on the alternate path after a migration: the responder migrates too (MigReq bit). */
     static final int MIGRATED = 4;
+    /** A segment of a READ's response that more segments follow. */
+    static final int MORE = 8;
 
     /** An ACK's credit count when the responder takes its receives from an SRQ: IB's "invalid". */
     static final int UNLIMITED_CREDITS = -1;
@@ -53,6 +57,17 @@ record Packet(Kind kind, long psn, int opcode, int flags, int immData, long remo
 
     static Packet readResponse(long psn, ByteBuffer data) {
         return new Packet(Kind.READ_RESPONSE, psn, 0, 0, 0, 0, 0, data.remaining(), 0, 0, 0, 0, data);
+    }
+
+    /** A segment of a READ's response: its data lies at {@code offset} of what was read (in the address field). */
+    static Packet readResponseSegment(long psn, long offset, ByteBuffer data, boolean more) {
+        return new Packet(Kind.READ_RESPONSE, psn, 0, more ? MORE : 0, 0, offset, 0, data.remaining(), 0, 0, 0, 0,
+                data);
+    }
+
+    /** Where a READ response's data lies in what was read: 0 unless it is a later segment. */
+    long offset() {
+        return remoteAddress;
     }
 
     static Packet atomicResponse(long psn, long original) {

@@ -40,16 +40,22 @@ final class SoftCompleter {
                     completeThrough(r.psn() - 1);
                     SoftRequester.SendWqe head = requester.inflight.peek();
                     if (head != null && head.psn == r.psn()) {
-                        requester.inflight.poll();
-                        ByteBuffer data = r.kind() == Packet.Kind.ATOMIC_RESPONSE
+                        boolean atomic = r.kind() == Packet.Kind.ATOMIC_RESPONSE;
+                        ByteBuffer data = atomic
                                 ? ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, r.compareAdd())
                                 : r.data();
-                        if (!qp.pd.scatter(head.wr.sgList(), data)) {
+                        long offset = atomic ? 0 : r.offset();
+                        if (!qp.pd.scatter(head.wr.sgList(), data, offset)) {
+                            requester.inflight.poll();
                             complete(head, WcStatus.LOC_PROT_ERR, 0);
                             qp.enterError();
                             return;
                         }
-                        complete(head, WcStatus.SUCCESS, data.remaining());
+                        if ((r.flags() & Packet.MORE) == 0) {
+                            // a READ completes with its last segment
+                            requester.inflight.poll();
+                            complete(head, WcStatus.SUCCESS, (int) (offset + data.remaining()));
+                        }
                     }
                     break;
                 case NAK_RNR:

@@ -110,18 +110,28 @@ final class SoftProtectionDomain extends SoftResource implements ProtectionDomai
 
     /** Writes data across the SGEs; false when one is not writable registered memory of this PD. */
     boolean scatter(List<ScatterGatherElement> sgl, ByteBuffer data) {
+        return scatter(sgl, data, 0);
+    }
+
+    /** Scatters {@code data} into the SGEs from byte {@code skip} of them on (a later segment of a READ's response). */
+    boolean scatter(List<ScatterGatherElement> sgl, ByteBuffer data, long skip) {
         int off = data.position();
         for (ScatterGatherElement sge : sgl) {
             if (off >= data.limit()) {
                 break;
             }
+            if (skip >= sge.length()) {
+                skip -= sge.length();
+                continue;
+            }
             SoftMemoryRegion mr = localRegion(sge, true);
             if (mr == null) {
                 return false;
             }
-            int n = Math.min(sge.length(), data.limit() - off);
-            mr.write(sge.address(), data, off, n);
+            int n = (int) Math.min(sge.length() - skip, data.limit() - off);
+            mr.write(sge.address() + skip, data, off, n);
             off += n;
+            skip = 0;
         }
         return true;
     }

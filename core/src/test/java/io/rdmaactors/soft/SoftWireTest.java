@@ -1,5 +1,6 @@
 package io.rdmaactors.soft;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -125,6 +126,49 @@ class SoftWireTest {
 
             assertEquals(0, loop.b.cq.poll(new WorkCompletion[1]), "nothing reached the peer");
             assertEquals(0, inbox.buffer().getLong(0));
+        }
+    }
+
+    /**
+     * A READ's response over a link comes in segments: each lands at its offset, across the READ's
+     * SGEs, and the READ completes with the last; a response that comes after finds it done.
+     */
+    @Test
+    void aReadCompletesWithTheLastSegmentOfItsResponse() throws Exception {
+        try (Fabric fabric = Fabric.open("soft");
+             Loopback loop = Loopback.on(fabric.devices().get(0)).open()) {
+            MemoryRegion remote = loop.b.register(8, Access.LOCAL_WRITE, Access.REMOTE_READ);
+            MemoryRegion into = loop.a.register(8);
+            SoftQueuePair qp = (SoftQueuePair) loop.a.qp;
+            CountDownLatch held = new CountDownLatch(1);
+            ((SoftFabric) fabric).onWire(() -> await(held)); // the READ itself waits on the wire
+            try {
+                qp.postSend(SendWorkRequest.read(1, remote.address(), remote.rkey(), into.sge(0, 3), into.sge(3, 5)));
+                long psn;
+                qp.sendLock.lock();
+                try {
+                    psn = qp.requester.inflight.peek().psn;
+                } finally {
+                    qp.sendLock.unlock();
+                }
+                qp.completer.onResponse(Packet.readResponseSegment(psn, 0, ByteBuffer.wrap(new byte[] {1, 2, 3, 4}),
+                        true));
+                assertEquals(0, loop.a.cq.poll(new WorkCompletion[1]), "no completion before the last segment");
+                qp.completer.onResponse(Packet.readResponseSegment(psn, 4, ByteBuffer.wrap(new byte[] {5, 6, 7, 8}),
+                        false));
+                WorkCompletion read = awaitCompletion(loop.a.cq);
+                assertEquals(WcStatus.SUCCESS, read.status());
+                assertEquals(8, read.byteLen());
+            } finally {
+                held.countDown();
+            }
+            CountDownLatch carried = new CountDownLatch(1);
+            ((SoftFabric) fabric).onWire(carried::countDown); // after the READ's own response came
+            await(carried);
+            byte[] bytes = new byte[8];
+            into.buffer().get(0, bytes);
+            assertArrayEquals(new byte[] {1, 2, 3, 4, 5, 6, 7, 8}, bytes);
+            assertEquals(0, loop.a.cq.poll(new WorkCompletion[1]), "the READ completed once");
         }
     }
 

@@ -254,6 +254,38 @@ class TcpLinkTest {
         target.close();
     }
 
+    /**
+     * A READ larger than a segment comes back in segments over a link, each scattered where it
+     * belongs (here across two SGEs whose border no segment shares), and completes with the last.
+     */
+    @Test
+    void aLargeReadComesBackInSegmentsIntoItsSges() throws Exception {
+        int size = 2 * LinkConnection.READ_SEGMENT + 12_345;
+        int first = 100_000;
+        Client client = new Client();
+        CmId[] c = client.connect();
+        MemoryRegion source = serverPd.register(ByteBuffer.allocateDirect(size),
+                Set.of(Access.LOCAL_WRITE, Access.REMOTE_READ));
+        for (int i = 0; i < size; i++) {
+            source.buffer().put(i, (byte) (i * 31 + 7));
+        }
+        MemoryRegion into = client.pd.register(ByteBuffer.allocateDirect(size));
+        c[0].queuePair().postSend(SendWorkRequest.read(1, source.address(), source.rkey(), into.sge(0, first),
+                into.sge(first, size - first)));
+        WorkCompletion[] wc = new WorkCompletion[1];
+        long deadline = System.nanoTime() + STEP.toNanos();
+        while (client.cq.poll(wc) == 0) {
+            assertTrue(System.nanoTime() < deadline, "the READ completes");
+        }
+        assertTrue(wc[0].isSuccess(), wc[0].toString());
+        assertEquals(size, wc[0].byteLen());
+        assertEquals(source.buffer(), into.buffer(), "every byte where it belongs");
+        c[0].close();
+        c[1].close();
+        source.close();
+        into.close();
+    }
+
     /** The connecting side closes a link once its last connection ended, whichever side ended it. */
     @Test
     void aLinkWhoseLastConnectionTheListenersSideEndedCloses() throws Exception {
