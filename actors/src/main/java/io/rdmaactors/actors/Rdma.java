@@ -1,10 +1,13 @@
 package io.rdmaactors.actors;
 
+import java.util.Optional;
+import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Extension;
 import org.apache.pekko.actor.typed.ExtensionId;
 import org.apache.pekko.actor.typed.Props;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
 
 /**
  * The rdma-actors extension: {@code Rdma.get(system).manager()} takes {@link RdmaProtocol.Listen}
@@ -29,6 +32,11 @@ public final class Rdma implements Extension {
         system.systemActorOf(ClosedConnections.create(), "rdma-closed-connections", Props.empty());
         this.manager = system.systemActorOf(RdmaManager.create(settings), "rdma-manager",
                 Props.empty().withDispatcherFromConfig(settings.verbsDispatcher()));
+        // Connections end before the handlers do: the guardian would stop both at once, and a
+        // connection whose handler died first closes one by one (disconnect, drain) instead of
+        // being released, its Disconnected going to dead letters.
+        CoordinatedShutdown.get(system).addActorTerminationTask(CoordinatedShutdown.PhaseBeforeActorSystemTerminate(),
+                "rdma-actors-stop", Adapter.toClassic(manager), Optional.of(RdmaManager.Stop.INSTANCE));
     }
 
     public static Rdma get(ActorSystem<?> system) {

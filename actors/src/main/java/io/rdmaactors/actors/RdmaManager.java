@@ -52,6 +52,15 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
         })).onFailure(SupervisorStrategy.restart());
     }
 
+    /** Stops the manager and so every resource under it: sent by the actor system's coordinated shutdown. */
+    enum Stop implements RdmaProtocol.ManagerCommand {
+        INSTANCE
+    }
+
+    private enum CmEventsStopped implements RdmaProtocol.ManagerCommand {
+        INSTANCE
+    }
+
     /** The fabric option that starts the names of a fabric's own threads (the soft fabric's I/O, timer and wire). */
     static final String THREADS_PREFIX_OPTION = "threads.prefix";
 
@@ -78,6 +87,7 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
                     j.handler().tell(new RdmaProtocol.CommandFailed(j, cause));
                     return Behaviors.same();
                 })
+                .onMessage(Stop.class, s -> Behaviors.stopped())
                 .onMessage(RdmaProtocol.ManagerCommand.class, m -> Behaviors.same())
                 .build();
     }
@@ -123,6 +133,14 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
                     cmEvents.tell(new CmEventActor.StartMulticast(j));
                     return this;
                 })
+                .onMessage(Stop.class, s -> {
+                    // the CM event actor first: its connections unregister their QPs from the
+                    // device actors, dead letters if those stopped beside them
+                    getContext().watchWith(cmEvents, CmEventsStopped.INSTANCE);
+                    getContext().stop(cmEvents);
+                    return this;
+                })
+                .onMessage(CmEventsStopped.class, s -> Behaviors.stopped())
                 .onMessage(RdmaProtocol.GetFabric.class, g -> {
                     g.replyTo().tell(fabric);
                     return this;
