@@ -20,7 +20,9 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
  * letters: each gets CommandFailed(ConnectionClosed) at the handler the connection had. A stopped
  * connection leaves a tombstone (its actors and its handler); dead letters addressed to a
  * tombstone are answered. Tombstones are bounded (the oldest go first), and a dead letter that
- * comes before its tombstone waits for it, as the two travel apart.
+ * comes before its tombstone waits for it, as the two travel apart. A Listen, Connect or
+ * JoinMulticast lost with the manager or CM event actor that was to carry it out (a restart, the
+ * system's shutdown) fails to its handler.
  */
 final class ClosedConnections {
 
@@ -81,6 +83,10 @@ final class ClosedConnections {
                     })
                     .onMessage(Dead.class, d -> {
                         DeadLetter letter = d.letter();
+                        if (RdmaManager.refuse(startedBy(letter.message()), new RdmaProtocol.ConnectionClosed(
+                                "rdma-actors stopped or restarted before it was carried out"))) {
+                            return Behaviors.same();
+                        }
                         if (!isUserCommand(letter.message())) {
                             return Behaviors.same();
                         }
@@ -97,6 +103,18 @@ final class ClosedConnections {
                     })
                     .build();
         });
+    }
+
+    /** The user's command a CM event actor was to start, or {@code message} itself. */
+    private static Object startedBy(Object message) {
+        if (message instanceof CmEventActor.StartConnector s) {
+            return s.connect();
+        } else if (message instanceof CmEventActor.StartListener s) {
+            return s.listen();
+        } else if (message instanceof CmEventActor.StartMulticast s) {
+            return s.join();
+        }
+        return message;
     }
 
     private static boolean isUserCommand(Object message) {

@@ -75,21 +75,30 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
     /** Without a fabric every command fails at once, saying why, rather than going to dead letters. */
     private static Behavior<RdmaProtocol.ManagerCommand> unavailable(RuntimeException cause) {
         return Behaviors.receive(RdmaProtocol.ManagerCommand.class)
-                .onMessage(RdmaProtocol.Listen.class, l -> {
-                    l.handler().tell(new RdmaProtocol.CommandFailed(l, cause));
-                    return Behaviors.same();
-                })
-                .onMessage(RdmaProtocol.Connect.class, c -> {
-                    c.handler().tell(new RdmaProtocol.ConnectFailed(c.remote(), new RdmaProtocol.DeviceError(cause)));
-                    return Behaviors.same();
-                })
-                .onMessage(RdmaProtocol.JoinMulticast.class, j -> {
-                    j.handler().tell(new RdmaProtocol.CommandFailed(j, cause));
-                    return Behaviors.same();
-                })
                 .onMessage(Stop.class, s -> Behaviors.stopped())
-                .onMessage(RdmaProtocol.ManagerCommand.class, m -> Behaviors.same())
+                .onMessage(RdmaProtocol.ManagerCommand.class, m -> {
+                    refuse(m, cause);
+                    return Behaviors.same();
+                })
                 .build();
+    }
+
+    /**
+     * Fails a Listen, Connect or JoinMulticast that will not be carried out, to its handler.
+     *
+     * @return whether {@code command} was one of those
+     */
+    static boolean refuse(Object command, RuntimeException cause) {
+        if (command instanceof RdmaProtocol.Listen l) {
+            l.handler().tell(new RdmaProtocol.CommandFailed(l, cause));
+        } else if (command instanceof RdmaProtocol.Connect c) {
+            c.handler().tell(new RdmaProtocol.ConnectFailed(c.remote(), new RdmaProtocol.DeviceError(cause)));
+        } else if (command instanceof RdmaProtocol.JoinMulticast j) {
+            j.handler().tell(new RdmaProtocol.CommandFailed(j, cause));
+        } else {
+            return false;
+        }
+        return true;
     }
 
     private RdmaManager(ActorContext<RdmaProtocol.ManagerCommand> ctx, RdmaSettings settings, Fabric fabric) {

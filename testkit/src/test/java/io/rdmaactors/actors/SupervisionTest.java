@@ -10,8 +10,11 @@ import io.rdmaactors.verbs.Fabric;
 import java.net.InetSocketAddress;
 import org.apache.pekko.actor.ActorRef;
 import org.apache.pekko.actor.ActorSelection;
+import org.apache.pekko.actor.DeadLetter;
 import org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.eventstream.EventStream;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -110,5 +113,40 @@ class SupervisionTest {
         RdmaProtocol.ConnectFailed failed = client.expectMessageClass(RdmaProtocol.ConnectFailed.class, WAIT);
         assertInstanceOf(RdmaProtocol.DeviceError.class, failed.reason());
         client.expectNoMessage(java.time.Duration.ofMillis(200));
+    }
+
+    @Test
+    void aConnectLostWithTheCmEventActorThatWasToStartItFails() {
+        // what Pekko makes of a StartConnector still in the mailbox of a CM event actor that a
+        // manager restart (or the system's shutdown) stopped
+        TestProbe<RdmaProtocol.ConnectionEvent> client = kit.probe();
+        InetSocketAddress remote = kit.address(7174);
+        CmEventActor.StartConnector lost = new CmEventActor.StartConnector(RdmaProtocol.Connect.to(remote, client.getRef()));
+        kit.testKit().system().eventStream().tell(new EventStream.Publish<>(new DeadLetter(lost,
+                Adapter.toClassic(client.getRef()), Adapter.toClassic(client.getRef()))));
+        RdmaProtocol.ConnectFailed failed = client.expectMessageClass(RdmaProtocol.ConnectFailed.class, WAIT);
+        assertEquals(remote, failed.remote());
+        assertInstanceOf(RdmaProtocol.DeviceError.class, failed.reason());
+        client.expectNoMessage(java.time.Duration.ofMillis(200));
+    }
+
+    @Test
+    void connectsToldJustBeforeAManagerRestartEachHearTheirEnd() {
+        for (int round = 0; round < 3; round++) {
+            RdmaTestKit.Listener listener = kit.listen(64);
+            java.util.List<TestProbe<RdmaProtocol.ConnectionEvent>> clients = new java.util.ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                TestProbe<RdmaProtocol.ConnectionEvent> client = kit.probe();
+                clients.add(client);
+                kit.manager().tell(RdmaProtocol.Connect.to(listener.listening().localAddress(), client.getRef()));
+            }
+            // some of these are still on their way to the CM event actor the restart stops
+            kit.manager().tell(new RdmaProtocol.GetFabric(null));
+            for (TestProbe<RdmaProtocol.ConnectionEvent> client : clients) {
+                client.fishForMessage(WAIT, e -> e instanceof RdmaProtocol.ConnectFailed
+                        || e instanceof RdmaProtocol.Disconnected ? FishingOutcomes.complete()
+                        : FishingOutcomes.continueAndIgnore());
+            }
+        }
     }
 }
