@@ -83,8 +83,8 @@ final class ClosedConnections {
                     })
                     .onMessage(Dead.class, d -> {
                         DeadLetter letter = d.letter();
-                        if (RdmaManager.refuse(startedBy(letter.message()), new RdmaProtocol.ConnectionClosed(
-                                "rdma-actors stopped or restarted before it was carried out"))) {
+                        if (isToManager(letter) && RdmaManager.refuse(startedBy(letter.message()),
+                                new RdmaProtocol.ConnectionClosed("rdma-actors stopped or restarted before it was carried out"))) {
                             return Behaviors.same();
                         }
                         if (!isUserCommand(letter.message())) {
@@ -103,6 +103,13 @@ final class ClosedConnections {
                     })
                     .build();
         });
+    }
+
+    /** Whether the letter was for the manager or one of its children (the CM event actor). */
+    private static boolean isToManager(DeadLetter letter) {
+        String path = letter.recipient().path().toStringWithoutAddress();
+        String manager = "/system/" + Rdma.MANAGER_NAME;
+        return path.equals(manager) || path.startsWith(manager + "/");
     }
 
     /** The user's command a CM event actor was to start, or {@code message} itself. */

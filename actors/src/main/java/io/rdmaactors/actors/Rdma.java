@@ -22,6 +22,9 @@ public final class Rdma implements Extension {
         }
     };
 
+    /** The manager's name under the system guardian. */
+    static final String MANAGER_NAME = "rdma-manager";
+
     private final RdmaSettings settings;
     private final ActorRef<RdmaProtocol.ManagerCommand> manager;
 
@@ -30,11 +33,11 @@ public final class Rdma implements Extension {
         // beside the manager, not under it: the commands that reach connections a manager restart
         // stopped are answered too
         system.systemActorOf(ClosedConnections.create(), "rdma-closed-connections", Props.empty());
-        this.manager = system.systemActorOf(RdmaManager.create(settings), "rdma-manager",
+        this.manager = system.systemActorOf(RdmaManager.create(settings), MANAGER_NAME,
                 Props.empty().withDispatcherFromConfig(settings.verbsDispatcher()));
-        // Connections end before the handlers do: the guardian would stop both at once, and a
-        // connection whose handler died first closes one by one (disconnect, drain) instead of
-        // being released, its Disconnected going to dead letters.
+        // Connections end before the user's handlers: the guardian stops those first, and a
+        // connection whose handler died closes on its own (disconnect, drain) instead of being
+        // released, its Disconnected going to dead letters.
         CoordinatedShutdown.get(system).addActorTerminationTask(CoordinatedShutdown.PhaseBeforeActorSystemTerminate(),
                 "rdma-actors-stop", Adapter.toClassic(manager), Optional.of(RdmaManager.Stop.INSTANCE));
     }

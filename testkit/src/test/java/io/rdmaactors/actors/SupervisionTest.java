@@ -118,12 +118,12 @@ class SupervisionTest {
     @Test
     void aConnectLostWithTheCmEventActorThatWasToStartItFails() {
         // what Pekko makes of a StartConnector still in the mailbox of a CM event actor that a
-        // manager restart (or the system's shutdown) stopped
+        // manager restart (or the system's shutdown) stopped; the manager and its children are its addressees
         TestProbe<RdmaProtocol.ConnectionEvent> client = kit.probe();
         InetSocketAddress remote = kit.address(7174);
         CmEventActor.StartConnector lost = new CmEventActor.StartConnector(RdmaProtocol.Connect.to(remote, client.getRef()));
         kit.testKit().system().eventStream().tell(new EventStream.Publish<>(new DeadLetter(lost,
-                Adapter.toClassic(client.getRef()), Adapter.toClassic(client.getRef()))));
+                Adapter.toClassic(client.getRef()), Adapter.toClassic(kit.manager()))));
         RdmaProtocol.ConnectFailed failed = client.expectMessageClass(RdmaProtocol.ConnectFailed.class, WAIT);
         assertEquals(remote, failed.remote());
         assertInstanceOf(RdmaProtocol.DeviceError.class, failed.reason());
