@@ -26,6 +26,7 @@ import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -280,6 +281,9 @@ class SoftWireTest {
                 } finally {
                     requester.sendLock.unlock();
                 }
+                // leave the lock to the wire between two looks: taken back at once, it starved
+                // the wire for the whole window on a busy machine (0 seen in flight)
+                LockSupport.parkNanos(10_000);
             }
             assertEquals(1, most, "one Send at a time in flight while the responder has no receive");
             for (int r = 2; r < 8; r++) {
