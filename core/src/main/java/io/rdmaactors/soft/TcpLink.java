@@ -78,6 +78,8 @@ final class TcpLink implements LinkSelector.Handler {
     private int lastNumber;
     /** Under this: no connection is added once the connecting side decided to close the link. */
     private boolean closing;
+    /** Under this: whether the ledger counts the link now (see {@link #accountUse}). */
+    private boolean counted;
 
     /** Read mode between reads: what was received and not parsed yet. */
     private ByteBuffer in;
@@ -119,11 +121,13 @@ final class TcpLink implements LinkSelector.Handler {
             from.opened();
         }
         links.track(this);
+        accountUse();
         selector.linkOpened();
         try {
             // nothing is read until serve(): the I/O thread may be another than the creator's
             this.key = selector.register(channel, 0, this);
         } catch (IOException | RuntimeException e) {
+            closed = true;
             links.untrack(this);
             throw e;
         }
@@ -146,12 +150,28 @@ final class TcpLink implements LinkSelector.Handler {
         }
         LinkConnection c = new LinkConnection(this, ++lastNumber, endpoint);
         connections.put(c.number, c);
+        accountUse();
         return c;
+    }
+
+    /**
+     * The ledger counts a link while it is in use: a connection is on it or its handshake is under
+     * way. A link nobody uses is the fabric's to close (the connecting side closes it at once, the
+     * accepting side when its peer does), so the close of the last CM id on it is the moment the
+     * ledger forgets it, whichever side's socket goes first.
+     */
+    private synchronized void accountUse() {
+        boolean used = !closed && (handshake != null || !connections.isEmpty());
+        if (used != counted) {
+            counted = used;
+            links.counted(used);
+        }
     }
 
     /** A connection ended on this side: the peer hears it; the connecting side closes a link nobody uses. */
     void release(LinkConnection c) {
         connections.remove(c.number);
+        accountUse();
         send(LinkFrame.close(c));
         closeIfUnused();
     }
@@ -263,8 +283,11 @@ final class TcpLink implements LinkSelector.Handler {
                 outbox.poll(); // a connection that died sends nothing more but its end
                 continue;
             }
-            if (f.packet() != null && !f.connection().transmits()) {
-                outbox.poll(); // its QP flushed since: the payload's buffer may hold another message now
+            if (f.packet() != null && f.packet().isRequest() && !f.connection().transmits()) {
+                // its QP flushed since: the payload's buffer may hold another message now. A response
+                // (ACK, NAK, READ response, atomic reply) was decided before and goes, as rxe sends
+                // the NAK of an access error before its QP moves to error
+                outbox.poll();
                 continue;
             }
             int head = f.headerSize();
@@ -401,6 +424,7 @@ final class TcpLink implements LinkSelector.Handler {
             }
             handshake = null;
             links.authenticated(this);
+            accountUse();
         }
         while (in.remaining() >= 4) {
             int length = in.getInt(in.position());
@@ -458,6 +482,7 @@ final class TcpLink implements LinkSelector.Handler {
                 if (c == null && from != null && m.type() == CmMessage.Type.REQ) {
                     c = new LinkConnection(this, number, from.listener);
                     connections.put(number, c);
+                    accountUse();
                 }
                 if (c != null) {
                     c.onCm(m);
@@ -469,6 +494,7 @@ final class TcpLink implements LinkSelector.Handler {
                 }
                 LinkConnection c = connections.remove(number);
                 if (c != null) {
+                    accountUse(); // before the id hears its end: its close returns with the ledger settled
                     c.onEnded();
                     closeIfUnused(); // the peer ended the link's last connection
                 }
@@ -506,6 +532,7 @@ final class TcpLink implements LinkSelector.Handler {
         links.forget(this);
         List<LinkConnection> orphans = List.copyOf(connections.values());
         connections.clear();
+        accountUse();
         // on the I/O thread's next turn, when the thread that failed the link holds no id's or QP's lock
         selector.later(() -> {
             shutdown();
@@ -551,6 +578,7 @@ final class TcpLink implements LinkSelector.Handler {
 
     /** Its socket closed: its I/O thread serves one link fewer; the listener that accepted it may take another. */
     void released() {
+        accountUse();
         selector.linkClosed();
         if (from != null) {
             from.released();

@@ -185,14 +185,21 @@ final class TcpLinks {
 
     void track(TcpLink link) {
         live.add(link);
-        fabric.ledger().opened(ResourceKind.LINK);
+    }
+
+    /** A link came into use or went out of it: the ledger counts the links in use (TcpLink.accountUse). */
+    void counted(boolean inUse) {
+        if (inUse) {
+            fabric.ledger().opened(ResourceKind.LINK);
+        } else {
+            fabric.ledger().closed(ResourceKind.LINK);
+        }
     }
 
     /** The link's socket is closed: idempotent, as a link may end on its I/O thread and in a close. */
     void untrack(TcpLink link) {
         if (live.remove(link)) {
             pending.remove(link);
-            fabric.ledger().closed(ResourceKind.LINK);
             link.released();
         }
     }

@@ -12,6 +12,9 @@ public enum ResourceKind {
     SHARED_RECEIVE_QUEUE,
     ADDRESS_HANDLE,
     MULTICAST_MEMBERSHIP,
-    /** A soft fabric link to another process: a socket, its buffers and its share of an I/O thread. */
+    /**
+     * A soft fabric link to another process (a socket, its buffers and its share of an I/O thread),
+     * counted while a connection is on it or its handshake is under way.
+     */
     LINK
 }

@@ -35,7 +35,7 @@ public abstract class CompletionChannelConformance extends FabricConformance {
     void connectWithAChannel() {
         channel = device().createCompletionChannel();
         cq = device().createCompletionQueue(32, channel);
-        loop = Loopback.on(device()).cqB(cq).open();
+        loop = loopback().cqB(cq).open();
         src = loop.a.register(pattern(8, 1));
         inbox = loop.b.register(8 * 8);
         for (int i = 0; i < 8; i++) {

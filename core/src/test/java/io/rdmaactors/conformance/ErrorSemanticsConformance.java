@@ -39,7 +39,7 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
     @ParameterizedTest
     @ValueSource(ints = {0, 2})
     void sendWithoutAReceiveFailsOnceRnrRetriesAreSpent(int rnrRetry) throws Exception {
-        try (Loopback loop = Loopback.on(device()).rtr(a -> a.minRnrTimer(FAST_RNR_TIMER))
+        try (Loopback loop = loopback().rtr(a -> a.minRnrTimer(FAST_RNR_TIMER))
                 .rts(a -> a.rnrRetry(rnrRetry)).open()) {
             MemoryRegion src = loop.a.register(pattern(16, 1));
             MemoryRegion inbox = loop.b.register(16);
@@ -56,7 +56,7 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
 
     @Test
     void sendRetriedUntilAReceiveIsPostedArrives() throws Exception {
-        try (Loopback loop = Loopback.on(device()).rtr(a -> a.minRnrTimer(FAST_RNR_TIMER))
+        try (Loopback loop = loopback().rtr(a -> a.minRnrTimer(FAST_RNR_TIMER))
                 .rts(a -> a.rnrRetry(7)).open()) {
             MemoryRegion src = loop.a.register(pattern(16, 2));
             MemoryRegion inbox = loop.b.register(16);
@@ -74,7 +74,7 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
     @Test
     void sendWhoseRegionIsDeregisteredWhileItWaitsFailsItsNextTry() throws Exception {
         // B has no receive and A retries RNR forever: the send is outstanding when its region goes
-        try (Loopback loop = Loopback.on(device()).rtr(a -> a.minRnrTimer(FAST_RNR_TIMER))
+        try (Loopback loop = loopback().rtr(a -> a.minRnrTimer(FAST_RNR_TIMER))
                 .rts(a -> a.rnrRetry(7)).open()) {
             MemoryRegion src = loop.a.register(pattern(16, 16));
             MemoryRegion inbox = loop.b.register(16);
@@ -93,7 +93,7 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
 
     @Test
     void receiveShorterThanTheMessageFailsBothSides() throws Exception {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             MemoryRegion src = loop.a.register(pattern(32, 3));
             MemoryRegion inbox = loop.b.register(8);
             loop.b.qp.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
@@ -117,7 +117,7 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
     @ParameterizedTest
     @EnumSource(Violation.class)
     void remoteAccessOutsideTheRegionsRightsFailsBothQps(Violation violation) throws Exception {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             MemoryRegion local = loop.a.register(pattern(16, 4));
             MemoryRegion target = loop.b.register(pattern(64, 5), switch (violation) {
                 // registered with the default access: local only, the least privilege
@@ -149,7 +149,7 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
 
     @Test
     void atomicOnAnUnalignedAddressFails() throws Exception {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             MemoryRegion result = loop.a.register(8);
             MemoryRegion target = loop.b.register(pattern(16, 6), Access.LOCAL_WRITE, Access.REMOTE_ATOMIC);
             loop.a.qp.postSend(SendWorkRequest.fetchAdd(1, target.address(4), target.rkey(), 1, result.sge()));
@@ -162,7 +162,7 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
 
     @Test
     void localSgeWithABadLkeyIsALocalProtectionError() throws Exception {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             MemoryRegion src = loop.a.register(pattern(16, 7));
             MemoryRegion inbox = loop.b.register(16);
             loop.b.qp.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
@@ -179,7 +179,7 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
     void localSgeOfAnotherProtectionDomainIsALocalProtectionError() throws Exception {
         ProtectionDomain other = opened(device().allocateProtectionDomain());
         MemoryRegion foreign = opened(other.register(pattern(16, 17)));
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             MemoryRegion inbox = loop.b.register(16);
             loop.b.qp.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
             loop.a.qp.postSend(SendWorkRequest.send(2, foreign.sge()));
@@ -193,7 +193,7 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
 
     @Test
     void aWriteToAQpWhoseAccessFlagsLackRemoteWriteFailsAndWritesNothing() throws Exception {
-        try (Loopback loop = Loopback.on(device())
+        try (Loopback loop = loopback()
                 .rtr(a -> a.accessFlags(EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ))).open()) {
             MemoryRegion target = loop.b.register(pattern(16, 30), Access.LOCAL_WRITE, Access.REMOTE_WRITE);
             MemoryRegion src = loop.a.register(pattern(16, 31));
@@ -211,7 +211,7 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
     void rkeyOfAnotherProtectionDomainIsARemoteAccessError() throws Exception {
         ProtectionDomain other = opened(device().allocateProtectionDomain());
         MemoryRegion foreign = opened(other.register(pattern(16, 18), EnumSet.allOf(Access.class)));
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             MemoryRegion src = loop.a.register(pattern(16, 19));
             loop.a.qp.postSend(SendWorkRequest.write(1, foreign.address(), foreign.rkey(), src.sge()));
             WorkCompletion wc = poll(loop.a.cq);
@@ -225,7 +225,7 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
 
     @Test
     void receiveIntoARegionWithoutLocalWriteIsALocalProtectionError() throws Exception {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             MemoryRegion src = loop.a.register(pattern(16, 20));
             MemoryRegion readOnly = loop.b.register(pattern(16, 21), Access.REMOTE_READ);
             loop.b.qp.postReceive(ReceiveWorkRequest.of(1, readOnly.sge()));
@@ -245,7 +245,7 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
 
     @Test
     void localSgeOutsideItsRegionIsALocalProtectionError() throws Exception {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             MemoryRegion src = loop.a.register(pattern(16, 8));
             MemoryRegion inbox = loop.b.register(64);
             loop.b.qp.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
@@ -265,7 +265,7 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
 
     @Test
     void localSgeWhoseEndWrapsIsALocalProtectionError() throws Exception {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             MemoryRegion src = loop.a.register(pattern(16, 10));
             MemoryRegion inbox = loop.b.register(16);
             loop.b.qp.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
@@ -297,7 +297,7 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
     @ParameterizedTest
     @EnumSource(RemoteOperation.class)
     void remoteRangeWhoseEndWrapsIsARemoteAccessError(RemoteOperation operation) throws Exception {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             MemoryRegion local = loop.a.register(pattern(16, 12));
             MemoryRegion target = loop.b.register(pattern(16, 13), Access.values());
             loop.a.qp.postSend(switch (operation) {
@@ -322,7 +322,7 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
     @EnumSource(value = RemoteOperation.class, names = {"READ", "ATOMIC"})
     void readOrAtomicToAResponderWithoutResourcesIsAnInvalidRequest(RemoteOperation operation) throws Exception {
         // max_dest_rd_atomic 0: the responder keeps no state for a read or atomic, so it takes none
-        try (Loopback loop = Loopback.on(device()).rtr(a -> a.maxDestRdAtomic(0)).open()) {
+        try (Loopback loop = loopback().rtr(a -> a.maxDestRdAtomic(0)).open()) {
             MemoryRegion local = loop.a.register(pattern(16, 14));
             MemoryRegion target = loop.b.register(pattern(16, 15), Access.values());
             loop.a.qp.postSend(operation == RemoteOperation.READ
@@ -341,7 +341,7 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
     @Test
     void enteringErrFlushesEveryOutstandingRequestOnce() throws Exception {
         // B posts no receive and A retries forever: A's sends stay outstanding until ERR
-        try (Loopback loop = Loopback.on(device()).rts(a -> a.rnrRetry(7)).open()) {
+        try (Loopback loop = loopback().rts(a -> a.rnrRetry(7)).open()) {
             MemoryRegion buf = loop.a.register(64);
             loop.a.qp.postReceive(ReceiveWorkRequest.of(100, buf.sge(0, 16)), ReceiveWorkRequest.of(101,
                     buf.sge(16, 16)));
@@ -364,7 +364,7 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
 
     @Test
     void closingAQpFlushesItFirst() {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             MemoryRegion buf = loop.a.register(32);
             loop.a.qp.postReceive(ReceiveWorkRequest.of(1, buf.sge(0, 16)), ReceiveWorkRequest.of(2, buf.sge(16, 16)));
             loop.a.qp.close();
@@ -378,7 +378,7 @@ public abstract class ErrorSemanticsConformance extends FabricConformance {
     void overflowingACqRaisesCqErrAndFailsItsQps() throws Exception {
         try (CompletionQueue tiny = device().createCompletionQueue(2, null)) {
             int messages = tiny.capacity() + 1;
-            try (Loopback loop = Loopback.on(device()).cqB(tiny).depths(messages, messages).open()) {
+            try (Loopback loop = loopback().cqB(tiny).depths(messages, messages).open()) {
                 MemoryRegion src = loop.a.register(8);
                 MemoryRegion inbox = loop.b.register(8 * messages);
                 for (int i = 0; i < messages; i++) {

@@ -74,6 +74,21 @@ public abstract class FabricConformance {
         return fabric.devices().get(0);
     }
 
+    /**
+     * Whether the fabric carries connections over links between processes (the soft fabric's
+     * {@code transport=tcp}): the suite's loopbacks then connect through the CM, as two processes'
+     * QPs do, so that their traffic crosses a link.
+     */
+    protected boolean overLinks() {
+        return false;
+    }
+
+    /** Two connected QPs on {@link #device()}: by hand, or through the CM {@link #overLinks() over links}. */
+    protected Loopback.Builder loopback() {
+        Loopback.Builder builder = Loopback.on(device());
+        return overLinks() ? builder.throughCm(fabric) : builder;
+    }
+
     /** Waits for the next completion on {@code cq}, failing after {@link #STEP}. */
     protected static WorkCompletion poll(CompletionQueue cq) {
         WorkCompletion[] out = new WorkCompletion[1];

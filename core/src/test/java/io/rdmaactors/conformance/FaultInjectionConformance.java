@@ -47,7 +47,7 @@ public abstract class FaultInjectionConformance extends FabricConformance {
 
     @Test
     void cutPortLosesPacketsUntilRetriesRunOut() throws Exception {
-        try (Loopback loop = Loopback.on(device()).rts(a -> a.timeout(8).retryCount(2)).open()) {
+        try (Loopback loop = loopback().rts(a -> a.timeout(8).retryCount(2)).open()) {
             MemoryRegion src = loop.a.register(8);
             MemoryRegion inbox = loop.b.register(8);
             loop.b.qp.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
@@ -91,7 +91,7 @@ public abstract class FaultInjectionConformance extends FabricConformance {
 
     @Test
     void failNextPostRefusesExactlyOnePost() {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             MemoryRegion src = loop.a.register(pattern(8, 1));
             MemoryRegion inbox = loop.b.register(8);
             loop.b.qp.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));

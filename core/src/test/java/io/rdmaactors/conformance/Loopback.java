@@ -1,9 +1,12 @@
 package io.rdmaactors.conformance;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 import io.rdmaactors.cm.AddressVector;
+import io.rdmaactors.cm.AsyncEvent;
+import io.rdmaactors.cm.AsyncEventType;
 import io.rdmaactors.cm.CmEvent;
 import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.CmId;
@@ -25,6 +28,7 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Consumer;
@@ -109,9 +113,14 @@ public final class Loopback implements AutoCloseable {
         return new Builder(device);
     }
 
-    /** Two QPs on one device connected by hand; options say what differs from the defaults. */
+    /**
+     * Two QPs on one device, connected by hand or {@link #throughCm through the CM}; options say
+     * what differs from the defaults.
+     */
     public static final class Builder {
         private final Device device;
+        private Fabric cm;
+        private boolean adjusted;
         private ProtectionDomain pd;
         private CompletionQueue cqB;
         private SharedReceiveQueue srqB;
@@ -157,16 +166,36 @@ public final class Loopback implements AutoCloseable {
         /** Adjusts both QPs' INIT to RTR attributes. */
         public Builder rtr(Consumer<QpAttributes> adjust) {
             rtr = adjust;
+            adjusted = true;
             return this;
         }
 
         /** Adjusts both QPs' RTR to RTS attributes (timeouts, retry counts). */
         public Builder rts(Consumer<QpAttributes> adjust) {
             rts = adjust;
+            adjusted = true;
+            return this;
+        }
+
+        /**
+         * Connects the two QPs through {@code fabric}'s CM, as two processes do: the active side
+         * from 127.0.0.1 to a listener there. On the soft fabric with {@code transport=tcp} their
+         * traffic then crosses a link. The RTR and RTS adjustments are made once both sides are
+         * established, through SQD (SQD to SQD takes every one of them, RTS to RTS does not).
+         */
+        public Builder throughCm(Fabric fabric) {
+            cm = fabric;
             return this;
         }
 
         public Loopback open() {
+            if (cm != null) {
+                try {
+                    return openThroughCm();
+                } catch (Exception e) {
+                    throw new IllegalStateException("connecting the loopback through the CM", e);
+                }
+            }
             boolean ownsPd = pd == null;
             ProtectionDomain sharedPd = ownsPd ? device.allocateProtectionDomain() : pd;
             CompletionQueue cqA = device.createCompletionQueue(cqe, null);
@@ -179,6 +208,59 @@ public final class Loopback implements AutoCloseable {
             Side b = new Side(sharedPd, ownsPd, recvB, cqB == null, qpB, null);
             connect(device, qpA, qpB, rtr, rts);
             return new Loopback(a, b, null, null, null);
+        }
+
+        private Loopback openThroughCm() throws Exception {
+            EventChannel serverEvents = cm.createEventChannel();
+            EventChannel clientEvents = cm.createEventChannel();
+            CmId listener = cm.createCmId(serverEvents, PortSpace.TCP);
+            listener.bind(new InetSocketAddress("127.0.0.1", 0));
+            listener.listen(4);
+            CmId client = cm.createCmId(clientEvents, PortSpace.TCP);
+            client.resolveAddress(null, listener.localAddress(), STEP);
+            assertInstanceOf(CmEvent.AddrResolved.class, clientEvents.await(STEP));
+            client.resolveRoute(STEP);
+            assertInstanceOf(CmEvent.RouteResolved.class, clientEvents.await(STEP));
+            boolean ownsPd = pd == null;
+            ProtectionDomain sharedPd = ownsPd ? device.allocateProtectionDomain() : pd;
+            CompletionQueue cqA = device.createCompletionQueue(cqe, null);
+            QueuePair qpA = client.createQueuePair(sharedPd, QpInitAttributes.rc(cqA, sendDepth, recvDepth));
+            client.connect(ConnectionParameters.of(null));
+            CmEvent.ConnectRequest request = assertInstanceOf(CmEvent.ConnectRequest.class, serverEvents.await(STEP));
+            CmId agent = serverEvents.cmId(request.id());
+            CompletionQueue recvB = cqB != null ? cqB : device.createCompletionQueue(cqe, null);
+            QpInitAttributes initB = QpInitAttributes.rc(recvB, sendDepth, recvDepth);
+            QueuePair qpB = agent.createQueuePair(sharedPd, srqB == null ? initB : initB.withSrq(srqB));
+            agent.accept(ConnectionParameters.of(null));
+            assertInstanceOf(CmEvent.Established.class, clientEvents.await(STEP));
+            assertInstanceOf(CmEvent.Established.class, serverEvents.await(STEP));
+            if (adjusted) {
+                adjust(qpA, qpB);
+            }
+            Side a = new Side(sharedPd, false, cqA, true, qpA, client);
+            Side b = new Side(sharedPd, ownsPd, recvB, cqB == null, qpB, agent);
+            return new Loopback(a, b, clientEvents, serverEvents, listener);
+        }
+
+        /** RTS, SQD, the adjustments, RTS; the SQ_DRAINED events of the way are taken off the device's queue. */
+        private void adjust(QueuePair... qps) throws Exception {
+            Set<AsyncEvent> drained = new HashSet<>();
+            for (QueuePair qp : qps) {
+                qp.modify(QpAttributes.of().state(QpState.SQD));
+                drained.add(new AsyncEvent.QpEvent(AsyncEventType.SQ_DRAINED, qp.qpNum()));
+            }
+            Set<AsyncEvent> seen = new HashSet<>();
+            for (int i = 0; i < qps.length; i++) {
+                seen.add(device.asyncEvents().await(STEP));
+            }
+            assertEquals(drained, seen, "entering SQD");
+            for (QueuePair qp : qps) {
+                QpAttributes adjustments = QpAttributes.of().state(QpState.SQD);
+                rtr.accept(adjustments);
+                rts.accept(adjustments);
+                qp.modify(adjustments);
+                qp.modify(QpAttributes.of().state(QpState.RTS));
+            }
         }
     }
 

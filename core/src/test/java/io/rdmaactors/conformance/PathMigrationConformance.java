@@ -42,7 +42,7 @@ public abstract class PathMigrationConformance extends FabricConformance {
 
     private Loopback connected() {
         // a short transport timeout: a lost packet is noticed in about a millisecond
-        return Loopback.on(device()).depths(32, 32).rts(a -> a.timeout(8).retryCount(2)).open();
+        return loopback().depths(32, 32).rts(a -> a.timeout(8).retryCount(2)).open();
     }
 
     private void loadAlternatePath(QueuePair qp) {

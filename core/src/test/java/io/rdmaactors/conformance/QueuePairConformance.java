@@ -94,7 +94,7 @@ public abstract class QueuePairConformance extends FabricConformance {
 
     @Test
     void rtsToRtsRefusesWhatOnlyRtrTakes() {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             QueuePair qp = loop.a.qp;
             QpAttributes before = qp.query();
             for (QpAttributes refused : List.of(
@@ -115,7 +115,7 @@ public abstract class QueuePairConformance extends FabricConformance {
 
     @Test
     void moreSgesThanTheQpTakesAreRefusedAtPost() {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             int sendSges = loop.a.qp.initAttributes().maxSendSge();
             int recvSges = loop.a.qp.initAttributes().maxRecvSge();
             MemoryRegion src = loop.a.register(pattern(sendSges + 1, 4));
@@ -176,7 +176,7 @@ public abstract class QueuePairConformance extends FabricConformance {
 
     @Test
     void postInErrIsFlushedAtOnce() {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             MemoryRegion mr = loop.a.register(64);
             loop.a.qp.modify(QpAttributes.of().state(QpState.ERR));
             loop.a.qp.postReceive(ReceiveWorkRequest.of(1, mr.sge()));
@@ -194,7 +194,7 @@ public abstract class QueuePairConformance extends FabricConformance {
 
     @Test
     void fullReceiveQueueRefusesWithFailedIndex() throws Exception {
-        try (Loopback loop = Loopback.on(device()).depths(4, 4).open()) {
+        try (Loopback loop = loopback().depths(4, 4).open()) {
             int depth = loop.b.qp.initAttributes().maxRecvWr();
             MemoryRegion inbox = loop.b.register(8 * (depth + 2));
             ReceiveWorkRequest[] receives = new ReceiveWorkRequest[depth + 2];
@@ -210,7 +210,7 @@ public abstract class QueuePairConformance extends FabricConformance {
 
     @Test
     void fullSendQueueRefusesWithFailedIndexUntilCompletionsArePolled() throws Exception {
-        try (Loopback loop = Loopback.on(device()).depths(4, 4).open()) {
+        try (Loopback loop = loopback().depths(4, 4).open()) {
             int depth = loop.a.qp.initAttributes().maxSendWr();
             MemoryRegion src = loop.a.register(8);
             MemoryRegion dst = loop.b.register(8, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
@@ -235,7 +235,7 @@ public abstract class QueuePairConformance extends FabricConformance {
 
     @Test
     void unsignaledSendsHoldTheirSlotsUntilALaterSignaledCompletionIsPolled() throws Exception {
-        try (Loopback loop = Loopback.on(device()).depths(4, 4).open()) {
+        try (Loopback loop = loopback().depths(4, 4).open()) {
             int depth = loop.a.qp.initAttributes().maxSendWr();
             MemoryRegion src = loop.a.register(8);
             MemoryRegion dst = loop.b.register(8, Access.LOCAL_WRITE, Access.REMOTE_WRITE);

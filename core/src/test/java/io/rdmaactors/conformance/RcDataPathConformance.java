@@ -40,7 +40,7 @@ public abstract class RcDataPathConformance extends FabricConformance {
 
     @Test
     void sendLandsInThePostedReceive() {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             MemoryRegion src = loop.a.register(pattern(32, 1));
             MemoryRegion inbox = loop.b.register(filled(64));
             loop.b.qp.postReceive(ReceiveWorkRequest.of(10, inbox.sge()));
@@ -61,7 +61,7 @@ public abstract class RcDataPathConformance extends FabricConformance {
 
     @Test
     void sendsArriveInOrderInTheReceivesInOrder() {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             MemoryRegion src = loop.a.register(48);
             for (int i = 0; i < 3; i++) {
                 src.buffer().put(i * 16, patternBytes(16, 10 * i));
@@ -83,7 +83,7 @@ public abstract class RcDataPathConformance extends FabricConformance {
 
     @Test
     void sendWithImmediateCarriesTheImmediate() {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             MemoryRegion src = loop.a.register(pattern(16, 2));
             MemoryRegion inbox = loop.b.register(16);
             loop.b.qp.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
@@ -100,7 +100,7 @@ public abstract class RcDataPathConformance extends FabricConformance {
 
     @Test
     void rdmaWriteLandsAtTheRemoteAddressWithoutAReceive() {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             MemoryRegion src = loop.a.register(pattern(16, 3));
             MemoryRegion dst = loop.b.register(filled(64), Access.LOCAL_WRITE, Access.REMOTE_WRITE);
             loop.a.qp.postSend(SendWorkRequest.write(5, dst.address(8), dst.rkey(), src.sge()));
@@ -114,7 +114,7 @@ public abstract class RcDataPathConformance extends FabricConformance {
 
     @Test
     void writeWithImmediateConsumesAReceiveButNotItsBuffer() {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             MemoryRegion src = loop.a.register(pattern(16, 4));
             MemoryRegion dst = loop.b.register(filled(32), Access.LOCAL_WRITE, Access.REMOTE_WRITE);
             MemoryRegion inbox = loop.b.register(filled(16));
@@ -134,7 +134,7 @@ public abstract class RcDataPathConformance extends FabricConformance {
 
     @Test
     void rdmaReadFetchesTheRemoteBytes() {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             MemoryRegion remote = loop.b.register(pattern(64, 5), Access.REMOTE_READ);
             MemoryRegion local = loop.a.register(filled(32));
             loop.a.qp.postSend(SendWorkRequest.read(9, remote.address(16), remote.rkey(), local.sge(0, 24)));
@@ -149,7 +149,7 @@ public abstract class RcDataPathConformance extends FabricConformance {
 
     @Test
     void fetchAndAddReturnsTheOldValueAndAdds() {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             MemoryRegion remote = loop.b.register(16, Access.LOCAL_WRITE, Access.REMOTE_ATOMIC);
             setWord(remote, 8, 40);
             MemoryRegion result = loop.a.register(8);
@@ -163,7 +163,7 @@ public abstract class RcDataPathConformance extends FabricConformance {
 
     @Test
     void compareAndSwapSwapsOnlyOnAMatch() {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             MemoryRegion remote = loop.b.register(8, Access.LOCAL_WRITE, Access.REMOTE_ATOMIC);
             setWord(remote, 0, 5);
             MemoryRegion result = loop.a.register(8);
@@ -181,7 +181,7 @@ public abstract class RcDataPathConformance extends FabricConformance {
 
     @Test
     void inlineSendCopiesAtPostTime() {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             int size = Math.min(32, loop.a.qp.initAttributes().maxInlineData());
             MemoryRegion src = loop.a.register(pattern(size, 6));
             MemoryRegion inbox = loop.b.register(64);
@@ -197,7 +197,7 @@ public abstract class RcDataPathConformance extends FabricConformance {
 
     @Test
     void inlineOverTheQpLimitIsRefused() {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             int max = loop.a.qp.initAttributes().maxInlineData();
             MemoryRegion src = loop.a.register(max + 1);
             MemoryRegion inbox = loop.b.register(max + 1);
@@ -215,7 +215,7 @@ public abstract class RcDataPathConformance extends FabricConformance {
 
     @Test
     void unsignaledSendsCompleteSilentlyAndASignaledOneStillCompletes() {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             MemoryRegion src = loop.a.register(pattern(8, 7));
             MemoryRegion inbox = loop.b.register(32);
             for (int i = 0; i < 4; i++) {

@@ -32,8 +32,8 @@ public abstract class SrqConformance extends FabricConformance {
              CompletionQueue cq = device().createCompletionQueue(32, null);
              SharedReceiveQueue srq = pd.createSharedReceiveQueue(8, 1);
              MemoryRegion inbox = pd.register(ByteBuffer.allocateDirect(4 * SLOT))) {
-            try (Loopback one = Loopback.on(device()).pd(pd).cqB(cq).srqB(srq).open();
-                 Loopback two = Loopback.on(device()).pd(pd).cqB(cq).srqB(srq).open()) {
+            try (Loopback one = loopback().pd(pd).cqB(cq).srqB(srq).open();
+                 Loopback two = loopback().pd(pd).cqB(cq).srqB(srq).open()) {
                 for (int i = 0; i < 4; i++) {
                     srq.postReceive(ReceiveWorkRequest.of(i, inbox.sge(i * SLOT, SLOT)));
                 }
@@ -60,7 +60,7 @@ public abstract class SrqConformance extends FabricConformance {
              CompletionQueue cq = device().createCompletionQueue(32, null);
              SharedReceiveQueue srq = pd.createSharedReceiveQueue(8, 1);
              MemoryRegion inbox = pd.register(ByteBuffer.allocateDirect(4 * SLOT))) {
-            try (Loopback loop = Loopback.on(device()).pd(pd).cqB(cq).srqB(srq).open()) {
+            try (Loopback loop = loopback().pd(pd).cqB(cq).srqB(srq).open()) {
                 MemoryRegion src = loop.a.register(SLOT);
                 for (int i = 0; i < 4; i++) {
                     srq.postReceive(ReceiveWorkRequest.of(i, inbox.sge(i * SLOT, SLOT)));

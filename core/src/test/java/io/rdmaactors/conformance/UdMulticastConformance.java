@@ -116,7 +116,7 @@ public abstract class UdMulticastConformance extends FabricConformance {
 
     @Test
     void datagramToAnRcQpIsDropped() throws Exception {
-        try (Loopback loop = Loopback.on(device()).open()) {
+        try (Loopback loop = loopback().open()) {
             ProtectionDomain pd = opened(device().allocateProtectionDomain());
             CompletionQueue cq = opened(device().createCompletionQueue(16, null));
             // an RC QP's Q_Key is 0: a datagram with Q_Key 0 passes every check but the QP type's

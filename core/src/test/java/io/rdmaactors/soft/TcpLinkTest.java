@@ -19,6 +19,7 @@ import io.rdmaactors.verbs.QpAttributes;
 import io.rdmaactors.verbs.QpInitAttributes;
 import io.rdmaactors.verbs.QpState;
 import io.rdmaactors.verbs.ReceiveWorkRequest;
+import io.rdmaactors.verbs.ResourceKind;
 import io.rdmaactors.verbs.SendWorkRequest;
 import io.rdmaactors.verbs.WcOpcode;
 import io.rdmaactors.verbs.WcStatus;
@@ -297,6 +298,37 @@ class TcpLinkTest {
         c[0].close();
         RawLink.eventually("the client closes the link nobody uses", STEP, () -> links(client.fabric) == 0);
         RawLink.eventually("the server sees the link end", STEP, () -> links(server) == 0);
+    }
+
+    /**
+     * The ledger counts a link while a connection is on it: once the last id on each side has
+     * closed, neither ledger counts it, without waiting for the sockets to close (a leak check
+     * right after the closes sees the truth), in both orders of closing.
+     */
+    @Test
+    void theLedgerForgetsALinkWhenTheLastIdOnItHasClosed() throws Exception {
+        Client client = new Client();
+        for (boolean connectingSideFirst : List.of(true, false)) {
+            for (int round = 0; round < 20; round++) {
+                CmId[] c = client.connect();
+                assertEquals(1, linksInUse(client.fabric), "the client's ledger counts the link in use");
+                assertEquals(1, linksInUse(server), "so does the server's");
+                CmId first = c[connectingSideFirst ? 0 : 1];
+                CmId second = c[connectingSideFirst ? 1 : 0];
+                first.disconnect();
+                assertInstanceOf(CmEvent.Disconnected.class, second.channel().await(STEP));
+                second.disconnect(); // the DREP
+                assertInstanceOf(CmEvent.Disconnected.class, first.channel().await(STEP));
+                first.close();
+                second.close();
+                assertEquals(0, linksInUse(client.fabric), "round " + round + ": the client's ledger");
+                assertEquals(0, linksInUse(server), "round " + round + ": the server's ledger");
+            }
+        }
+    }
+
+    private static long linksInUse(Fabric fabric) {
+        return fabric.ledger().live(ResourceKind.LINK);
     }
 
     @Test
