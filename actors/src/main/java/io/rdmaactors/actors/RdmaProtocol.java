@@ -631,7 +631,7 @@ public final class RdmaProtocol {
         private final WcStatus status;
 
         public WorkRequestFailed(WcStatus status) {
-            super("work request completed with " + status);
+            super("work request completed with " + status + ": " + status.description());
             this.status = status;
         }
 
