@@ -1,6 +1,8 @@
 package io.rdmaactors.actors;
 
-import java.util.Optional;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -8,6 +10,7 @@ import org.apache.pekko.actor.typed.Extension;
 import org.apache.pekko.actor.typed.ExtensionId;
 import org.apache.pekko.actor.typed.Props;
 import org.apache.pekko.actor.typed.javadsl.Adapter;
+import org.apache.pekko.pattern.Patterns;
 
 /**
  * The rdma-actors extension: {@code Rdma.get(system).manager()} takes {@link RdmaProtocol.Listen}
@@ -38,8 +41,18 @@ public final class Rdma implements Extension {
         // Connections end before the user's handlers: the guardian stops those first, and a
         // connection whose handler died closes on its own (disconnect, drain) instead of being
         // released, its Disconnected going to dead letters.
-        CoordinatedShutdown.get(system).addActorTerminationTask(CoordinatedShutdown.PhaseBeforeActorSystemTerminate(),
-                "rdma-actors-stop", Adapter.toClassic(manager), Optional.of(RdmaManager.Stop.INSTANCE));
+        CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
+        String phase = CoordinatedShutdown.PhaseBeforeActorSystemTerminate();
+        Duration timeout = Duration.ofMillis(shutdown.timeout(phase).toMillis());
+        shutdown.addTask(phase, "rdma-actors-stop", () -> {
+            CompletableFuture<Done> managerStopped = Patterns.gracefulStop(Adapter.toClassic(manager), timeout,
+                    RdmaManager.Stop.INSTANCE).toCompletableFuture().thenApply(stopped -> Done.done());
+            // A guardian that stops itself on the Unbound this stop causes (the Pekko IO habit)
+            // terminates the system under the task: the watch then never hears the manager's end, nor
+            // does the phase's timeout fire, and a JVM exit waited 15 s for coordinated shutdown.
+            CompletableFuture<Done> systemTerminated = system.getWhenTerminated().toCompletableFuture();
+            return managerStopped.applyToEither(systemTerminated, done -> done);
+        });
     }
 
     public static Rdma get(ActorSystem<?> system) {
