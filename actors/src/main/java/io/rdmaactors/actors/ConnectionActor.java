@@ -530,7 +530,8 @@ final class ConnectionActor {
             return closeWith(new RdmaProtocol.PeerClosed());
         }
         if (e instanceof CmEvent.DeviceRemoval) {
-            return closeWith(new RdmaProtocol.ErrorClosed(new IllegalStateException("the device was removed")));
+            return closeWith(new RdmaProtocol.ErrorClosed(new RdmaProtocol.DeviceLost(id.device().name(),
+                    "was removed")));
         }
         return Behaviors.same();
     }
@@ -544,8 +545,13 @@ final class ConnectionActor {
             ctx.getLog().warn("path migration of {} failed", id.remoteAddress());
             return Behaviors.same();
         }
+        if (e.type() == AsyncEventType.DEVICE_FATAL) {
+            disconnectQuietly();
+            return closeWith(new RdmaProtocol.ErrorClosed(new RdmaProtocol.DeviceLost(id.device().name(),
+                    "failed (DEVICE_FATAL)")));
+        }
         if (e.type() == AsyncEventType.QP_FATAL || e.type() == AsyncEventType.QP_REQ_ERR
-                || e.type() == AsyncEventType.QP_ACCESS_ERR || e.type() == AsyncEventType.DEVICE_FATAL) {
+                || e.type() == AsyncEventType.QP_ACCESS_ERR) {
             disconnectQuietly();
             return closeWith(new RdmaProtocol.ErrorClosed(new IllegalStateException(e.type() + " on the connection")));
         }

@@ -405,7 +405,13 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         int count = 0;
         for (int i = 0; i < n; i++) {
             Object item = writeQueue.poll();
-            int slot = takeSlot();
+            int slot;
+            try {
+                slot = takeSlot();
+            } catch (RuntimeException e) {
+                fail(item, e); // registering more slots failed (a removed device): the command is answered
+                continue;
+            }
             try {
                 if (item instanceof RdmaProtocol.Send send && send.data().size() > buffers.send.slotSize()) {
                     item = announce(send);

@@ -626,6 +626,21 @@ public final class RdmaProtocol {
     public record Left() implements MulticastEvent {
     }
 
+    /** The device under a connection was removed or failed: every connection on it ends with this. */
+    public static final class DeviceLost extends RuntimeException {
+        private final String device;
+
+        public DeviceLost(String device, String what) {
+            super("device " + device + " " + what, null, false, false);
+            this.device = device;
+        }
+
+        /** The device's name, as {@code ibv_get_device_name} gives it. */
+        public String device() {
+            return device;
+        }
+    }
+
     /** A work request ended in an error completion. */
     public static final class WorkRequestFailed extends RuntimeException {
         private final WcStatus status;

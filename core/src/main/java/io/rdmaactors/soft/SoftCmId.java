@@ -234,7 +234,12 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
             }
         }
         if (chosen == null) {
-            chosen = port != null ? port : fabric.softDevices().get(0).ports[0];
+            chosen = port != null ? port : firstPort();
+        }
+        if (chosen == null) {
+            // every device was removed: nothing to resolve to, as rdma_cm without an RDMA device
+            fabric.execute(() -> post(new CmEvent.AddrError(handle, -VerbsException.ENODEV)));
+            return;
         }
         remote = destination;
         if (!(ip.isLoopbackAddress() || (portSpace == PortSpace.UDP && ip.isMulticastAddress()))) {
@@ -252,6 +257,14 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         }
         state = State.ADDR_RESOLVED;
         fabric.execute(() -> post(new CmEvent.AddrResolved(handle)));
+    }
+
+    /** The first port of the fabric's first device, or null once every device was removed. */
+    private SoftPort firstPort() {
+        for (SoftDevice d : fabric.softDevices()) {
+            return d.ports[0]; // a snapshot's first: a device removed meanwhile is not looked up twice
+        }
+        return null;
     }
 
     @Override
@@ -413,7 +426,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         request = req;
         SoftPort owning = req.destination() == null ? null : fabric.portFor(req.destination().getAddress());
         SoftPort listenerPort = fromListener.id.port;
-        port = owning != null ? owning : listenerPort != null ? listenerPort : fabric.softDevices().get(0).ports[0];
+        port = owning != null ? owning : listenerPort != null ? listenerPort : firstPort();
         local = req.destination();
         remote = req.source();
         peer = from;

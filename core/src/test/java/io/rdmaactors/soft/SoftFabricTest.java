@@ -99,6 +99,18 @@ class SoftFabricTest {
         }
     }
 
+    /** With its only device removed, a resolve answers ADDR_ERROR -ENODEV, as rdma_cm without an RDMA device. */
+    @Test
+    void resolvingWithEveryDeviceRemovedIsAnAddressErrorNoDevice() throws Exception {
+        try (Fabric fabric = Fabric.open("soft"); EventChannel events = fabric.createEventChannel();
+             CmId id = fabric.createCmId(events, PortSpace.TCP)) {
+            fabric.faults().orElseThrow().removeDevice(fabric.devices().get(0));
+            id.resolveAddress(null, new InetSocketAddress("127.0.0.1", 7471), STEP);
+            CmEvent.AddrError error = assertInstanceOf(CmEvent.AddrError.class, events.await(STEP));
+            assertEquals(-io.rdmaactors.verbs.VerbsException.ENODEV, error.status());
+        }
+    }
+
     @Test
     void unknownProviderIsATypedError() {
         assertThrows(FabricUnavailableException.class, () -> Fabric.open("no-such-provider"));

@@ -342,6 +342,49 @@ class ConnectionActorTest {
         kit.awaitNoLeaks(WAIT);
     }
 
+    /**
+     * Sends still in flight or still to be posted when the device goes: each is answered once, every
+     * connection ends, and nothing is left allocated. Registering the send slots for a fresh
+     * connection's first Sends fails on a removed device; that failure took the command with it and
+     * failed the QP actor, whose connection then never ended.
+     */
+    @Test
+    void deviceRemovalAnswersEveryCommandInFlightAndEndsEveryConnection() {
+        Connections.assumeFaultInjection(kit);
+        RdmaTestKit.Listener listener = kit.listen(16);
+        List<RdmaTestKit.Pair> pairs = new java.util.ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            pairs.add(kit.connect(listener));
+        }
+        for (RdmaTestKit.Pair pair : pairs) {
+            for (int n = 0; n < 4; n++) {
+                pair.client().tell(RdmaProtocol.Send.of(new byte[] {(byte) n}, n));
+            }
+        }
+        String device = kit.fabric().devices().get(0).name();
+        kit.removeDevice(listener.address());
+        for (RdmaTestKit.Pair pair : pairs) {
+            Set<Object> answered = new HashSet<>();
+            boolean ended = false;
+            while (!ended) {
+                ConnectionEvent e = pair.clientEvents().expectMessageClass(ConnectionEvent.class, WAIT);
+                if (e instanceof RdmaProtocol.Acked acked) {
+                    assertTrue(answered.add(acked.token()), "answered twice: " + acked);
+                } else if (e instanceof RdmaProtocol.CommandFailed failed) {
+                    assertTrue(answered.add(((RdmaProtocol.Send) failed.command()).ack()), "answered twice: " + failed);
+                } else if (e instanceof RdmaProtocol.Disconnected d) {
+                    RdmaProtocol.ErrorClosed closed = assertInstanceOf(RdmaProtocol.ErrorClosed.class, d.reason());
+                    assertEquals(device, assertInstanceOf(RdmaProtocol.DeviceLost.class, closed.cause()).device());
+                    ended = true;
+                }
+            }
+            assertEquals(Set.of(0, 1, 2, 3), answered, "every Send answered before Disconnected");
+            RdmaTestKit.awaitDisconnected(pair.serverEvents());
+        }
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
     @Test
     void deviceRemovalEndsEveryConnectionOnItErrorClosed() {
         Connections.assumeFaultInjection(kit);
