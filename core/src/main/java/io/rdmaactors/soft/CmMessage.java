@@ -4,7 +4,8 @@ import io.rdmaactors.verbs.ConnectionParameters;
 import java.net.InetSocketAddress;
 
 /**
- * An IB CM message between soft CM ids: REQ, REP, RTU, REJ, DREQ, DREP.
+ * An IB CM message between soft CM ids: REQ, REP, RTU, REJ, DREQ, DREP, and the MRA with which a
+ * passive side acknowledges a REQ its application has not answered yet.
  *
  * @param qpn                the sender's QP number (REQ, REP)
  * @param psn                the sender's starting PSN (REQ, REP)
@@ -19,7 +20,8 @@ record CmMessage(Type type, int qpn, long psn, byte[] gid, int port, int status,
                  int initiatorDepth, int retryCount, int rnrRetryCount, byte[] privateData,
                  InetSocketAddress source, InetSocketAddress destination) {
 
-    enum Type { REQ, REP, RTU, REJ, DREQ, DREP }
+    /** In link frame order: a new type goes last. */
+    enum Type { REQ, REP, RTU, REJ, DREQ, DREP, MRA }
 
     static CmMessage of(Type type) {
         return new CmMessage(type, 0, 0, new byte[16], 0, 0, 0, 0, 0, 0, new byte[0], null, null);

@@ -57,6 +57,12 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
      * large message between loaded processes: it would be retransmitted, then fail RETRY_EXC_ERR.
      */
     static final int ACK_TIMEOUT = 17;
+    /**
+     * How long an active side waits for the REP once the passive side acknowledged its REQ with an
+     * MRA: rdma_cm's MRA service timeout (CMA_CM_MRA_SETTING, 4.096 us * 2^24), so the
+     * application's own connect and accept timeouts decide, as on rdma-core.
+     */
+    static final long MRA_SERVICE_TIMEOUT_MS = 68_719;
 
     /** The next ephemeral port, round the range: a long-running process never runs out. */
     static int ephemeralPort() {
@@ -436,6 +442,8 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         }
         state = State.REQUEST_RECEIVED;
         post(new CmEvent.ConnectRequest(handle, fromListener.id.handle, req.privateData(), null));
+        // the application answers when it will: the active side waits for it, not the CM's timeout
+        sendToPeer(CmMessage.of(CmMessage.Type.MRA));
     }
 
     void deliver(CmMessage message, SoftCmId from) {
@@ -527,6 +535,13 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
             return;
         }
         switch (m.type()) {
+            case MRA:
+                if (state == State.CONNECT) {
+                    cancelTimer();
+                    cmTimer = fabric.timer.schedule(this::connectTimedOut, MRA_SERVICE_TIMEOUT_MS,
+                            TimeUnit.MILLISECONDS);
+                }
+                break;
             case REP:
                 if (state != State.CONNECT) {
                     return;

@@ -29,6 +29,7 @@ import io.rdmaactors.verbs.WcStatus;
 import io.rdmaactors.verbs.WorkCompletion;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.net.ServerSocket;
 import java.util.Arrays;
 import java.util.List;
@@ -151,6 +152,23 @@ public abstract class CmConformance extends FabricConformance {
         assertEquals(agent.handle(), await(serverEvents, CmEvent.Established.class).id());
         assertEquals(QpState.RTS, id.queuePair().state());
         assertEquals(QpState.RTS, agent.queuePair().state());
+    }
+
+    /**
+     * An application slower to answer a request than the CM's response timeout (2 s on the soft
+     * fabric) still connects: the passive CM acknowledges the REQ with an MRA, which gives the
+     * active side the longer service timeout, so the application's own timeouts decide.
+     */
+    @Test
+    void anAcceptSlowerThanTheCmResponseTimeoutStillConnects() throws Exception {
+        listen(4);
+        CmId id = client(listener.localAddress());
+        id.connect(ConnectionParameters.of(null));
+        CmId agent = agent(await(serverEvents, CmEvent.ConnectRequest.class));
+        assertNull(id.channel().await(Duration.ofMillis(3000)), "the active side waits for the answer");
+        agent.accept(ConnectionParameters.of(null));
+        await(id.channel(), CmEvent.Established.class);
+        await(serverEvents, CmEvent.Established.class);
     }
 
     @Test
