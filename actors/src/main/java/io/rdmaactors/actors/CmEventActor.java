@@ -11,6 +11,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
@@ -45,6 +47,10 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     record StartMulticast(RdmaProtocol.JoinMulticast join) implements Command {
     }
 
+    /** A listener refused a request and destroyed its id: nothing more is held for it. */
+    record RequestRefused(long handle) implements Command {
+    }
+
     /** A listener hands over a requested id: the agent behavior to run it. */
     record AdoptAgent(long handle, Behavior<RdmaProtocol.ConnectionCommand> agent) implements Command {
     }
@@ -72,6 +78,11 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     private long spawned;
     /** Events for requested ids whose agent is not running yet. */
     private final Map<Long, List<CmEvent>> held = new HashMap<>();
+    /**
+     * Requested ids no agent took and no listener refused yet, recorded on the pump's thread: one
+     * whose event is still in the mailbox when this actor stops is refused in PostStop too.
+     */
+    private final Set<Long> requested = ConcurrentHashMap.newKeySet();
 
     /**
      * Runs {@code channel} (created by the caller, so it exists once this returns) and closes it on
@@ -92,8 +103,12 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
         this.devices = devices;
         this.channel = channel;
         ActorRef<Command> self = ctx.getSelf();
-        this.pump = EventPump.start(RdmaManager.threadPrefix(ctx.getSystem()) + "cm", channel,
-                e -> self.tell(new Pumped(e)), CmEvent.ChannelFailed::new);
+        this.pump = EventPump.start(RdmaManager.threadPrefix(ctx.getSystem()) + "cm", channel, e -> {
+            if (e instanceof CmEvent.ConnectRequest r) {
+                requested.add(r.id());
+            }
+            self.tell(new Pumped(e));
+        }, CmEvent.ChannelFailed::new);
     }
 
     @Override
@@ -103,6 +118,11 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
                 .onMessage(StartConnector.class, this::onStartConnector)
                 .onMessage(StartMulticast.class, this::onStartMulticast)
                 .onMessage(AdoptAgent.class, this::onAdoptAgent)
+                .onMessage(RequestRefused.class, r -> {
+                    held.remove(r.handle());
+                    requested.remove(r.handle());
+                    return this;
+                })
                 .onMessage(Route.class, r -> {
                     getContext().watchWith(r.agent(), new Stopped(r.handle(), r.agent()));
                     route(r.handle(), r.agent());
@@ -119,10 +139,17 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
                 })
                 .onSignal(PreRestart.class, s -> {
                     pump.close();
+                    drainRequests(); // the listeners stopped: their requests go with them
+                    requested.forEach(this::refuseQuietly);
                     return this;
                 })
                 .onSignal(PostStop.class, s -> {
                     pump.close();
+                    // requests no agent took (their listener stopped with this actor, their event
+                    // was in the mailbox or still in the channel): no channel is destroyed while an
+                    // id is on it
+                    drainRequests();
+                    requested.forEach(this::refuseQuietly);
                     channel.close();
                     return this;
                 })
@@ -187,6 +214,7 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     }
 
     private void route(long handle, ActorRef<RdmaProtocol.ConnectionCommand> agent) {
+        requested.remove(handle);
         route(handle, agent, e -> agent.tell(new ConnectionActor.Cm(e)));
         List<CmEvent> early = held.remove(handle);
         if (early != null) {
@@ -209,7 +237,7 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
         if (event instanceof CmEvent.ConnectRequest request) {
             Consumer<CmEvent> listener = routes.get(request.listenId());
             if (listener == null) {
-                refuse(request);
+                refuse(request.id());
                 return this;
             }
             held.put(request.id(), new ArrayList<>());
@@ -227,9 +255,32 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
         return this;
     }
 
+    /** Takes the events the stopped pump left in the channel, recording their requests. */
+    private void drainRequests() {
+        try {
+            for (CmEvent e; (e = channel.await(Duration.ZERO)) != null; ) {
+                if (e instanceof CmEvent.ConnectRequest r) {
+                    requested.add(r.id());
+                }
+            }
+        } catch (Exception e) {
+            getContext().getLog().debug("draining the CM event channel on stopping", e);
+        }
+    }
+
+    /** A request whose agent never started; one its listener refused is closed already. */
+    private void refuseQuietly(long handle) {
+        try {
+            refuse(handle);
+        } catch (RuntimeException e) {
+            getContext().getLog().debug("refusing request {} on stopping", handle, e);
+        }
+    }
+
     /** A request for a listener that is gone: reject it and destroy its id, as rdma-core requires. */
-    private void refuse(CmEvent.ConnectRequest request) {
-        CmId id = channel.cmId(request.id());
+    private void refuse(long handle) {
+        requested.remove(handle);
+        CmId id = channel.cmId(handle);
         if (id != null) {
             try {
                 id.reject(new byte[0]);

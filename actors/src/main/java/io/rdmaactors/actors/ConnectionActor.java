@@ -102,6 +102,12 @@ final class ConnectionActor {
     private ActorRef<ConnectionEvent> handler;
     /** An agent's listener handler: it hears refusals until Accept names the connection's handler. */
     private ActorRef<RdmaProtocol.ListenerEvent> bindHandler;
+    /** The Accept that named the handler, answered to the bind handler if that handler dies before Connected. */
+    private RdmaProtocol.Accept accepted;
+    /** The handler a Register replaced: it hears the connection's end if the one it named dies. */
+    private ActorRef<ConnectionEvent> replaced;
+    /** The connection ends because its handler terminated. */
+    private boolean handlerDied;
     /** This connection's PD; null on an SRQ (whose PD is the SRQ's) and before the route is resolved. */
     private ProtectionDomain pd;
     /** Memory exported to the peer: deregistered after the QP is gone, before the PD. */
@@ -260,6 +266,7 @@ final class ConnectionActor {
     private Behavior<ConnectionCommand> awaitingDecision(byte[] requestData) {
         return Behaviors.receive(ConnectionCommand.class)
                 .onMessage(RdmaProtocol.Accept.class, a -> {
+                    accepted = a;
                     handler = a.handler();
                     ctx.watchWith(handler, new HandlerTerminated());
                     try {
@@ -327,7 +334,18 @@ final class ConnectionActor {
                 .onMessage(RdmaProtocol.Export.class, this::onExport)
                 .onMessage(RdmaProtocol.Unexport.class, this::onUnexport)
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
-                .onMessage(HandlerTerminated.class, t -> Behaviors.stopped())
+                .onMessage(RdmaProtocol.Accept.class, a -> {
+                    a.handler().tell(new CommandFailed(a, new IllegalStateException(
+                            "the connection was accepted already, for " + handler.path())));
+                    return Behaviors.same();
+                })
+                .onMessage(HandlerTerminated.class, t -> {
+                    // nobody to tell Connected: the listener's handler, who sent the Accept, hears it
+                    told = true;
+                    bindHandler.tell(new CommandFailed(accepted, new RdmaProtocol.ConnectionClosed(
+                            "the handler the Accept named, " + handler.path() + ", terminated before Connected")));
+                    return Behaviors.stopped();
+                })
                 .onMessage(Async.class, a -> Behaviors.same())
                 .onMessage(ConnectionCommand.class, this::notConnected)
                 .onSignal(PostStop.class, s -> release())
@@ -387,7 +405,7 @@ final class ConnectionActor {
     private Behavior<ConnectionCommand> onExport(RdmaProtocol.Export export) {
         ProtectionDomain domain = protectionDomain();
         if (domain == null) {
-            refuse(export, new RdmaProtocol.ConnectionClosed("not connected yet"));
+            export.replyTo().tell(new CommandFailed(export, new RdmaProtocol.ConnectionClosed("not connected yet")));
             return Behaviors.same();
         }
         try {
@@ -397,7 +415,7 @@ final class ConnectionActor {
             exported.add(mr);
             export.replyTo().tell(new RdmaProtocol.Exported(new RemoteRegion(mr.address(), mr.length(), mr.rkey())));
         } catch (RuntimeException e) {
-            refuse(export, e);
+            export.replyTo().tell(new CommandFailed(export, e));
         }
         return Behaviors.same();
     }
@@ -408,22 +426,14 @@ final class ConnectionActor {
         MemoryRegion mr = exported.stream().filter(m -> m.rkey() == region.rkey() && m.address() == region.address())
                 .findFirst().orElse(null);
         if (mr == null) {
-            refuse(unexport, new IllegalArgumentException("this connection has not exported " + region));
+            unexport.replyTo().tell(new CommandFailed(unexport,
+                    new IllegalArgumentException("this connection has not exported " + region)));
             return Behaviors.same();
         }
         exported.remove(mr);
         mr.close();
         unexport.replyTo().tell(new RdmaProtocol.Unexported(region));
         return Behaviors.same();
-    }
-
-    /** Before Accept names a handler, a refusal can only be logged. */
-    private void refuse(Object command, Throwable cause) {
-        if (handler != null) {
-            handler.tell(new CommandFailed(command, cause));
-        } else {
-            ctx.getLog().warn("{} refused", command, cause);
-        }
     }
 
     private Behavior<ConnectionCommand> onQueuePairStarted(QueuePairStarted s) {
@@ -484,20 +494,28 @@ final class ConnectionActor {
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
                 .onMessage(Internal.class, i -> Behaviors.same())
                 .onMessage(ConnectionCommand.class, c -> {
-                    handler.tell(new CommandFailed(c, new IllegalStateException("the connection is established")));
+                    RdmaProtocol.answerTo(c, handler).tell(new CommandFailed(c,
+                            new IllegalStateException("the connection is established")));
                     return Behaviors.same();
                 })
                 .onSignal(PostStop.class, s -> release())
                 .build();
     }
 
-    private static RdmaProtocol.ErrorClosed handlerTerminated() {
-        return new RdmaProtocol.ErrorClosed(new RdmaProtocol.ConnectionClosed("the connection's handler terminated"));
+    private RdmaProtocol.ErrorClosed handlerTerminated() {
+        handlerDied = true;
+        return new RdmaProtocol.ErrorClosed(new RdmaProtocol.ConnectionClosed(replaced == null
+                ? "the connection's handler terminated"
+                : "the handler a Register named, " + handler.path() + ", terminated"));
     }
 
-    /** The QP actor took the new handler already; events from here go to it too, and its death ends the connection. */
+    /**
+     * The QP actor took the new handler already; events from here go to it too, and its death ends
+     * the connection, which the handler it replaced then hears as well.
+     */
     private Behavior<ConnectionCommand> onRegister(RdmaProtocol.Register r) {
         ctx.unwatch(handler);
+        replaced = handler;
         handler = r.handler();
         ctx.watchWith(handler, new HandlerTerminated());
         return Behaviors.same();
@@ -660,6 +678,9 @@ final class ConnectionActor {
         if (!told) {
             told = true;
             handler.tell(new RdmaProtocol.Disconnected(reason));
+            if (replaced != null && replaced != handler && handlerDied) {
+                replaced.tell(new RdmaProtocol.Disconnected(reason));
+            }
         }
     }
 

@@ -148,6 +148,7 @@ final class ListenerActor extends AbstractBehavior<RdmaProtocol.ListenerCommand>
             getContext().getLog().debug("reject of {} failed", requested.remoteAddress(), e);
         } finally {
             requested.close();
+            cmEvents.tell(new CmEventActor.RequestRefused(requested.handle()));
         }
     }
 }

@@ -61,6 +61,13 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
         INSTANCE
     }
 
+    /** The failure a CrashManager asks for. */
+    static final class ManagerCrashed extends RuntimeException {
+        ManagerCrashed(String why) {
+            super("crashed on request: " + why, null, false, false);
+        }
+    }
+
     /** The fabric option that starts the names of a fabric's own threads (the soft fabric's I/O, timer and wire). */
     static final String THREADS_PREFIX_OPTION = "threads.prefix";
 
@@ -153,6 +160,9 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
                 .onMessage(RdmaProtocol.GetFabric.class, g -> {
                     g.replyTo().tell(fabric);
                     return this;
+                })
+                .onMessage(RdmaProtocol.CrashManager.class, c -> {
+                    throw new ManagerCrashed(c.why());
                 })
                 .onSignal(PostStop.class, s -> {
                     release();

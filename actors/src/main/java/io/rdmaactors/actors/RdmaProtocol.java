@@ -173,7 +173,21 @@ public final class RdmaProtocol {
      * Asks for the manager's fabric: its resource ledger, and on the soft fabric its fault
      * injection, for tests and diagnostics.
      */
+    /**
+     * Fails the manager as an internal error would: its supervisor restarts it, which ends every
+     * listener, connection and multicast membership (each handler hears its end) and opens the
+     * fabric afresh. For tests of how a service recovers ({@code RdmaTestKit.crashManager}).
+     */
+    public record CrashManager(String why) implements ManagerCommand {
+        public CrashManager {
+            Objects.requireNonNull(why, "why");
+        }
+    }
+
     public record GetFabric(ActorRef<Fabric> replyTo) implements ManagerCommand {
+        public GetFabric {
+            Objects.requireNonNull(replyTo, "replyTo");
+        }
     }
 
     // ------------------------------------------------------------------ listener events (to a bind handler)
@@ -269,9 +283,21 @@ public final class RdmaProtocol {
         ActorRef<ConnectionEvent> replyTo();
     }
 
-    /** Where a command's answers go: its own replyTo, if it is a data command that has one, or {@code handler}. */
+    /**
+     * Where a command's answers go: its own replyTo (a data command's, if it has one, an Export's or
+     * Unexport's), the handler an Accept names, or else {@code handler}.
+     */
     static ActorRef<? super CommandFailed> answerTo(Object command, ActorRef<? super CommandFailed> handler) {
-        return command instanceof DataCommand d && d.replyTo() != null ? d.replyTo() : handler;
+        if (command instanceof DataCommand d && d.replyTo() != null) {
+            return d.replyTo();
+        } else if (command instanceof Export e) {
+            return e.replyTo();
+        } else if (command instanceof Unexport u) {
+            return u.replyTo();
+        } else if (command instanceof Accept a) {
+            return a.handler(); // the handler it names waits for Connected
+        }
+        return handler;
     }
 
     /**
@@ -413,7 +439,7 @@ public final class RdmaProtocol {
      * {@link Exported}. Nothing is remotely accessible unless exported. An accepting side may
      * export before {@link Accept}, to put the region in the accept's private data.
      */
-    public record Export(ByteBuffer buffer, Set<Access> access, ActorRef<Exported> replyTo)
+    public record Export(ByteBuffer buffer, Set<Access> access, ActorRef<ExportReply> replyTo)
             implements ConnectionCommand {
         public Export {
             // registration pins memory for the device: only a direct buffer has a stable address
@@ -425,7 +451,11 @@ public final class RdmaProtocol {
         }
     }
 
-    public record Exported(RemoteRegion region) {
+    /** What an {@link Export} is answered with. */
+    public sealed interface ExportReply permits Exported, CommandFailed {
+    }
+
+    public record Exported(RemoteRegion region) implements ExportReply {
     }
 
     /**
@@ -434,14 +464,18 @@ public final class RdmaProtocol {
      * access error does). Answered with {@link Unexported}; a region this connection did not
      * export is refused with {@link CommandFailed}.
      */
-    public record Unexport(RemoteRegion region, ActorRef<Unexported> replyTo) implements ConnectionCommand {
+    public record Unexport(RemoteRegion region, ActorRef<UnexportReply> replyTo) implements ConnectionCommand {
         public Unexport {
             Objects.requireNonNull(region, "region");
             Objects.requireNonNull(replyTo, "replyTo");
         }
     }
 
-    public record Unexported(RemoteRegion region) {
+    /** What an {@link Unexport} is answered with. */
+    public sealed interface UnexportReply permits Unexported, CommandFailed {
+    }
+
+    public record Unexported(RemoteRegion region) implements UnexportReply {
     }
 
     /**
@@ -538,7 +572,7 @@ public final class RdmaProtocol {
 
     /** A command could not be carried out; nothing of it happened unless {@code cause} says it failed late. */
     public record CommandFailed(Object command, Throwable cause)
-            implements ConnectionEvent, ListenerEvent, MulticastEvent {
+            implements ConnectionEvent, ListenerEvent, MulticastEvent, ExportReply, UnexportReply {
     }
 
     /**

@@ -16,17 +16,22 @@ final class Regions {
 
     /**
      * Exports {@code memory} on {@code connection} with {@code rights} and sends the region's 20-byte
-     * encoding. The Exported reply goes to a one-shot child, so the handler keeps its own protocol;
-     * a refused export reaches the handler as CommandFailed.
+     * encoding. The Export's answer goes to a one-shot child, so the handler keeps its own protocol;
+     * a refused export is logged there (the connection is then closing, and its handler hears why).
      */
     static void exportAndSend(ActorContext<?> ctx, ActorRef<RdmaProtocol.ConnectionCommand> connection,
                               ByteBuffer memory, Set<Access> rights) {
-        ActorRef<RdmaProtocol.Exported> sendRegion = ctx.spawnAnonymous(Behaviors.receive(RdmaProtocol.Exported.class)
-                .onMessage(RdmaProtocol.Exported.class, e -> {
-                    connection.tell(RdmaProtocol.Send.of(e.region().toBytes(), null));
-                    return Behaviors.stopped();
-                })
-                .build());
+        ActorRef<RdmaProtocol.ExportReply> sendRegion = ctx.spawnAnonymous(Behaviors.setup(child ->
+                Behaviors.receive(RdmaProtocol.ExportReply.class)
+                        .onMessage(RdmaProtocol.Exported.class, e -> {
+                            connection.tell(RdmaProtocol.Send.of(e.region().toBytes(), null));
+                            return Behaviors.stopped();
+                        })
+                        .onMessage(RdmaProtocol.CommandFailed.class, f -> {
+                            child.getLog().warn("export refused: {}", f.cause().getMessage());
+                            return Behaviors.stopped();
+                        })
+                        .build()));
         connection.tell(new RdmaProtocol.Export(memory, rights, sendRegion));
     }
 }

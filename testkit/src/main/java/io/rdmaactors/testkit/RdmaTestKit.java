@@ -106,6 +106,30 @@ public final class RdmaTestKit implements AutoCloseable {
     }
 
     /**
+     * Crashes the manager as an internal error would: it restarts, and every listener, connection
+     * and multicast membership ends, each handler hearing its end.
+     */
+    public void crashManager() {
+        manager().tell(new RdmaProtocol.CrashManager("RdmaTestKit.crashManager"));
+    }
+
+    /** Crashes the manager and returns once the restarted one serves, on a fabric of its own. */
+    public Fabric restartManager() {
+        Fabric before = fabric();
+        crashManager();
+        long deadline = System.nanoTime() + STEP.toNanos();
+        Fabric after = fabric();
+        while (after == before) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("the manager did not restart within " + STEP);
+            }
+            sleep(10);
+            after = fabric();
+        }
+        return after;
+    }
+
+    /**
      * Where tests listen and connect: 127.0.0.1 on the soft fabric; on a real one the device's own
      * address, given as the system property {@code rdma-actors.test.address} (loopback does not route
      * over RoCE).
@@ -243,17 +267,31 @@ public final class RdmaTestKit implements AutoCloseable {
 
     /**
      * Waits until every resource that connections and listeners took was released, so the ledger
-     * holds only what the framework itself runs on; fails naming what is still live.
+     * holds only what the framework itself runs on; fails naming what is still live beyond that.
      */
     public void awaitNoLeaks(Duration within) {
         long deadline = System.nanoTime() + within.toNanos();
         Fabric current = fabric();
         while (!current.ledger().snapshot().equals(baseline)) {
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("resources still live after " + within + ": " + current.ledger());
+                throw new AssertionError("still live after " + within + ", beyond what rdma-actors itself holds: "
+                        + leftovers(current.ledger().snapshot())
+                        + " (a listener not unbound, a connection not closed, a multicast group not left?)");
             }
             sleep(10);
         }
+    }
+
+    /** What {@code live} holds beyond the framework's own baseline, by kind. */
+    private Map<ResourceKind, Long> leftovers(Map<ResourceKind, Long> live) {
+        Map<ResourceKind, Long> beyond = new java.util.EnumMap<>(ResourceKind.class);
+        for (ResourceKind kind : ResourceKind.values()) {
+            long n = live.getOrDefault(kind, 0L) - baseline.getOrDefault(kind, 0L);
+            if (n != 0) {
+                beyond.put(kind, n);
+            }
+        }
+        return beyond;
     }
 
     /** Shuts the actor system down and fails if an rdma-actors thread survives it. */

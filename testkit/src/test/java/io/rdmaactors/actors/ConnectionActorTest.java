@@ -158,7 +158,7 @@ class ConnectionActorTest {
         RdmaTestKit.Pair pair = kit.connect(listener);
         ByteBuffer exportedMemory = ByteBuffer.allocateDirect(64).order(ByteOrder.nativeOrder());
         exportedMemory.putLong(32, 100);
-        TestProbe<RdmaProtocol.Exported> exported = kit.probe();
+        TestProbe<RdmaProtocol.ExportReply> exported = kit.probe();
         pair.server().tell(new RdmaProtocol.Export(exportedMemory, EnumSet.of(Access.REMOTE_READ, Access.REMOTE_WRITE,
                 Access.REMOTE_ATOMIC), exported.getRef()));
         RemoteRegion region = exported.expectMessageClass(RdmaProtocol.Exported.class, WAIT).region();
@@ -200,7 +200,7 @@ class ConnectionActorTest {
         RdmaTestKit.Pair pair = kit.connect(listener);
         int size = 4096;
         ByteBuffer memory = ByteBuffer.allocateDirect(size);
-        TestProbe<RdmaProtocol.Exported> exported = kit.probe();
+        TestProbe<RdmaProtocol.ExportReply> exported = kit.probe();
         pair.server().tell(new RdmaProtocol.Export(memory, EnumSet.of(Access.REMOTE_READ, Access.REMOTE_WRITE),
                 exported.getRef()));
         RemoteRegion region = exported.expectMessageClass(RdmaProtocol.Exported.class, WAIT).region();
@@ -231,7 +231,7 @@ class ConnectionActorTest {
                 .expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
         ByteBuffer memory = ByteBuffer.allocateDirect(32);
         memory.put(3, (byte) 33);
-        TestProbe<RdmaProtocol.Exported> exported = kit.probe();
+        TestProbe<RdmaProtocol.ExportReply> exported = kit.probe();
         request.connection().tell(new RdmaProtocol.Export(memory, EnumSet.of(Access.REMOTE_READ), exported.getRef()));
         RemoteRegion region = exported.expectMessageClass(RdmaProtocol.Exported.class, WAIT).region();
         TestProbe<ConnectionEvent> serverEvents = kit.probe();
@@ -251,13 +251,13 @@ class ConnectionActorTest {
     void unexportRevokesTheRegionForThePeersLaterAccesses() {
         RdmaTestKit.Listener listener = kit.listen(8);
         RdmaTestKit.Pair pair = kit.connect(listener);
-        TestProbe<RdmaProtocol.Exported> exported = kit.probe();
+        TestProbe<RdmaProtocol.ExportReply> exported = kit.probe();
         pair.server().tell(new RdmaProtocol.Export(ByteBuffer.allocateDirect(64),
                 EnumSet.of(Access.REMOTE_READ, Access.REMOTE_WRITE), exported.getRef()));
         RemoteRegion region = exported.expectMessageClass(RdmaProtocol.Exported.class, WAIT).region();
         pair.client().tell(RdmaProtocol.Write.of(region, 0, new byte[] {1}, "before"));
         pair.clientEvents().expectMessage(WAIT, new RdmaProtocol.Acked("before"));
-        TestProbe<RdmaProtocol.Unexported> unexported = kit.probe();
+        TestProbe<RdmaProtocol.UnexportReply> unexported = kit.probe();
         RdmaProtocol.Unexport unknown = new RdmaProtocol.Unexport(new RemoteRegion(region.address(), 64,
                 region.rkey() + 1), unexported.getRef());
         pair.server().tell(unknown);
@@ -281,7 +281,7 @@ class ConnectionActorTest {
     void memoryIsNotRemotelyAccessibleUnlessExportedWithTheRight() {
         RdmaTestKit.Listener listener = kit.listen(8);
         RdmaTestKit.Pair pair = kit.connect(listener);
-        TestProbe<RdmaProtocol.Exported> exported = kit.probe();
+        TestProbe<RdmaProtocol.ExportReply> exported = kit.probe();
         pair.server().tell(new RdmaProtocol.Export(ByteBuffer.allocateDirect(64), EnumSet.of(Access.REMOTE_READ),
                 exported.getRef()));
         RemoteRegion readOnly = exported.expectMessageClass(RdmaProtocol.Exported.class, WAIT).region();

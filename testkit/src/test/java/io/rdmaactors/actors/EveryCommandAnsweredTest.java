@@ -47,7 +47,7 @@ class EveryCommandAnsweredTest {
         assertThrows(NullPointerException.class, () -> RdmaProtocol.Send.of((byte[]) null, 1));
         assertThrows(IllegalArgumentException.class, () -> new RdmaProtocol.Read(new RemoteRegion(0, 8, 1), 0, -1,
                 null));
-        TestProbe<RdmaProtocol.Exported> exported = kit.probe();
+        TestProbe<RdmaProtocol.ExportReply> exported = kit.probe();
         assertTrue(assertThrows(IllegalArgumentException.class, () -> new RdmaProtocol.Export(ByteBuffer.allocate(8),
                 Set.of(Access.REMOTE_READ), exported.getRef())).getMessage().contains("direct"));
     }
@@ -86,15 +86,107 @@ class EveryCommandAnsweredTest {
     void acceptOrRejectOfAnEstablishedConnectionIsRefused() {
         RdmaTestKit.Listener listener = kit.listen(4);
         RdmaTestKit.Pair pair = kit.connect(listener);
-        RdmaProtocol.Accept again = new RdmaProtocol.Accept(pair.serverEvents().getRef(), null);
+        TestProbe<ConnectionEvent> latecomer = kit.probe();
+        RdmaProtocol.Accept again = RdmaProtocol.Accept.with(latecomer.getRef());
         pair.server().tell(again);
-        assertSame(again, pair.serverEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        assertSame(again, latecomer.expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command(),
+                "the handler the Accept names hears that it was refused");
         RdmaProtocol.Reject late = new RdmaProtocol.Reject(null);
         pair.server().tell(late);
         assertSame(late, pair.serverEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
         kit.close(pair);
         kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void aSecondAcceptBeforeConnectedIsRefusedToTheHandlerItNames() {
+        RdmaTestKit.Listener listener = kit.listen(4);
+        TestProbe<ConnectionEvent> client = kit.probe();
+        kit.manager().tell(RdmaProtocol.Connect.to(listener.listening().localAddress(), client.getRef()));
+        RdmaProtocol.ConnectionRequested request = listener.events()
+                .expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
+        TestProbe<ConnectionEvent> first = kit.probe();
+        TestProbe<ConnectionEvent> second = kit.probe();
+        request.connection().tell(RdmaProtocol.Accept.with(first.getRef()));
+        RdmaProtocol.Accept again = RdmaProtocol.Accept.with(second.getRef());
+        request.connection().tell(again);
+        RdmaProtocol.CommandFailed refused = second.expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT);
+        assertSame(again, refused.command());
+        assertTrue(refused.cause().getMessage().contains("accepted"), refused.cause().getMessage());
+        assertInstanceOf(RdmaProtocol.Connected.class, first.receiveMessage(WAIT), "the first Accept's handler");
+        client.expectMessageClass(RdmaProtocol.Connected.class, WAIT).connection().tell(new RdmaProtocol.Close());
+        RdmaTestKit.awaitDisconnected(client);
+        RdmaTestKit.awaitDisconnected(first);
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void anAcceptNamingADeadHandlerIsAnsweredToTheListenersHandler() {
+        RdmaTestKit.Listener listener = kit.listen(4);
+        TestProbe<ConnectionEvent> client = kit.probe();
+        kit.manager().tell(RdmaProtocol.Connect.to(listener.listening().localAddress(), client.getRef()));
+        RdmaProtocol.ConnectionRequested request = listener.events()
+                .expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
+        TestProbe<ConnectionEvent> dead = kit.probe();
+        dead.stop();
+        RdmaProtocol.Accept accept = RdmaProtocol.Accept.with(dead.getRef());
+        request.connection().tell(accept);
+        RdmaProtocol.CommandFailed refused = listener.events().expectMessageClass(RdmaProtocol.CommandFailed.class,
+                WAIT);
+        assertSame(accept, refused.command());
+        assertInstanceOf(RdmaProtocol.ConnectionClosed.class, refused.cause());
+        ConnectionEvent ended = client.receiveMessage(WAIT);
+        assertTrue(ended instanceof RdmaProtocol.ConnectFailed || ended instanceof RdmaProtocol.Connected,
+                "the client hears the connect's end: " + ended);
+        if (ended instanceof RdmaProtocol.Connected) {
+            RdmaTestKit.awaitDisconnected(client);
+        }
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void aRegisterNamingADeadHandlerEndsTheConnectionAndTellsTheHandlerItReplaced() {
+        RdmaTestKit.Listener listener = kit.listen(4);
+        RdmaTestKit.Pair pair = kit.connect(listener);
+        TestProbe<ConnectionEvent> dead = kit.probe();
+        dead.stop();
+        pair.client().tell(new RdmaProtocol.Register(dead.getRef()));
+        RdmaProtocol.Disconnected d = RdmaTestKit.awaitDisconnected(pair.clientEvents());
+        RdmaProtocol.ErrorClosed closed = assertInstanceOf(RdmaProtocol.ErrorClosed.class, d.reason());
+        assertTrue(closed.cause().getMessage().contains("Register"), closed.cause().getMessage());
+        RdmaTestKit.awaitDisconnected(pair.serverEvents());
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void closeAbortAndExportAfterDisconnectedAreAnswered() {
+        RdmaTestKit.Listener listener = kit.listen(4);
+        RdmaTestKit.Pair pair = kit.connect(listener);
+        kit.close(pair);
+        RdmaProtocol.Close close = new RdmaProtocol.Close();
+        pair.client().tell(close);
+        assertSame(close, pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        RdmaProtocol.Abort abort = new RdmaProtocol.Abort();
+        pair.client().tell(abort);
+        assertSame(abort, pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        TestProbe<RdmaProtocol.ExportReply> exported = kit.probe();
+        RdmaProtocol.Export export = new RdmaProtocol.Export(ByteBuffer.allocateDirect(8), Set.of(Access.REMOTE_READ),
+                exported.getRef());
+        pair.server().tell(export);
+        assertSame(export, exported.expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command(),
+                "the Export's reply-to hears it");
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void aManagerCommandWithoutItsReplyToIsRefusedAtConstruction() {
+        assertTrue(assertThrows(NullPointerException.class, () -> new RdmaProtocol.GetFabric(null)).getMessage()
+                .contains("replyTo"));
     }
 
     @Test
@@ -137,8 +229,9 @@ class EveryCommandAnsweredTest {
         for (int n = 0; n < 10; n++) {
             pair.client().tell(RdmaProtocol.Send.of(new byte[] {1}, n));
         }
+        TestProbe<RdmaProtocol.ExportReply> exported = kit.probe();
         RdmaProtocol.Export export = new RdmaProtocol.Export(ByteBuffer.allocateDirect(8), Set.of(Access.REMOTE_READ),
-                kit.<RdmaProtocol.Exported>probe().getRef());
+                exported.getRef());
         pair.server().tell(export);
         for (int n = 0; n < 10; n++) {
             RdmaProtocol.CommandFailed failed = pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class,
@@ -146,7 +239,7 @@ class EveryCommandAnsweredTest {
             assertEquals(n, ((RdmaProtocol.Send) failed.command()).ack());
             assertInstanceOf(RdmaProtocol.ConnectionClosed.class, failed.cause());
         }
-        assertSame(export, pair.serverEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        assertSame(export, exported.expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
         pair.clientEvents().expectNoMessage(Duration.ofMillis(200));
     }
 }

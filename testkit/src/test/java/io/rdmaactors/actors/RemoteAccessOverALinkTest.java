@@ -42,7 +42,7 @@ class RemoteAccessOverALinkTest {
     void aReadWithAWrongKeyFailsAtOnceNamingTheRemoteAccessError() {
         RdmaTestKit.Listener listener = kit.listen(8);
         RdmaTestKit.Pair pair = kit.connect(listener);
-        TestProbe<RdmaProtocol.Exported> exported = kit.probe();
+        TestProbe<RdmaProtocol.ExportReply> exported = kit.probe();
         pair.server().tell(new RdmaProtocol.Export(ByteBuffer.allocateDirect(64), EnumSet.of(Access.REMOTE_READ),
                 exported.getRef()));
         RemoteRegion region = exported.expectMessageClass(RdmaProtocol.Exported.class, WAIT).region();

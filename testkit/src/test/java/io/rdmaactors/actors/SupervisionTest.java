@@ -4,6 +4,8 @@ import static io.rdmaactors.actors.Connections.WAIT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmaactors.testkit.RdmaTestKit;
 import io.rdmaactors.verbs.Fabric;
@@ -17,6 +19,7 @@ import org.apache.pekko.actor.typed.eventstream.EventStream;
 import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The manager restarts cleanly: the old fabric is released, a new one serves. */
@@ -40,8 +43,7 @@ class SupervisionTest {
         RdmaTestKit.Pair pair = kit.connect(listener);
         Fabric before = kit.fabric();
 
-        // a command that makes the manager fail: a null reply-to
-        kit.manager().tell(new RdmaProtocol.GetFabric(null));
+        kit.crashManager();
 
         // the client hears the end once: from the restart itself, or from its peer's DREQ first
         RdmaTestKit.awaitDisconnected(pair.clientEvents());
@@ -103,13 +105,30 @@ class SupervisionTest {
     }
 
     @Test
+    void theKitRestartsTheManagerAndItsLeakReportNamesOnlyTheUsersLeftovers() {
+        kit.listen(8);
+        AssertionError leak = assertThrows(AssertionError.class,
+                () -> kit.awaitNoLeaks(java.time.Duration.ofMillis(100)));
+        assertTrue(leak.getMessage().contains("{CM_ID=1}"), "the bound listener's id, nothing of the framework's: "
+                + leak.getMessage());
+        Fabric before = kit.fabric();
+        Fabric after = kit.restartManager();
+        assertNotSame(before, after, "a restarted manager opens its fabric afresh");
+        kit.awaitNoLeaks(WAIT);
+        RdmaTestKit.Listener again = kit.listen(8);
+        kit.close(kit.connect(again));
+        kit.unbind(again);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
     void aConnectCutShortByAManagerRestartFailsAtOnce() {
         RdmaTestKit.Listener listener = kit.listen(8);
         TestProbe<RdmaProtocol.ConnectionEvent> client = kit.probe();
         kit.manager().tell(RdmaProtocol.Connect.to(listener.listening().localAddress(), client.getRef()).withTimeout(java.time.Duration.ofSeconds(60)));
         // the request stays unanswered, so the connect is still under way when the manager fails
         listener.events().expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
-        kit.manager().tell(new RdmaProtocol.GetFabric(null));
+        kit.crashManager();
         RdmaProtocol.ConnectFailed failed = client.expectMessageClass(RdmaProtocol.ConnectFailed.class, WAIT);
         assertInstanceOf(RdmaProtocol.DeviceError.class, failed.reason());
         client.expectNoMessage(java.time.Duration.ofMillis(200));
@@ -130,8 +149,29 @@ class SupervisionTest {
         client.expectNoMessage(java.time.Duration.ofMillis(200));
     }
 
+    /**
+     * Also: the restart destroys the old CM event channel cleanly. Requests whose event was still in
+     * the channel or the mailbox were left on it before, and the channel's destroy failed EBUSY.
+     */
     @Test
     void connectsToldJustBeforeAManagerRestartEachHearTheirEnd() {
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logged =
+                new ch.qos.logback.core.read.ListAppender<>();
+        ch.qos.logback.classic.Logger root = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                org.slf4j.Logger.ROOT_LOGGER_NAME);
+        logged.start();
+        root.addAppender(logged);
+        try {
+            connectJustBeforeRestarts();
+        } finally {
+            root.detachAppender(logged);
+        }
+        List<String> busy = logged.list.stream().map(e -> e.getFormattedMessage())
+                .filter(m -> m.contains("rdma_destroy_event_channel")).toList();
+        assertEquals(List.of(), busy, "the old CM event channel was destroyed with ids on it");
+    }
+
+    private void connectJustBeforeRestarts() {
         for (int round = 0; round < 3; round++) {
             RdmaTestKit.Listener listener = kit.listen(64);
             java.util.List<TestProbe<RdmaProtocol.ConnectionEvent>> clients = new java.util.ArrayList<>();
@@ -141,7 +181,7 @@ class SupervisionTest {
                 kit.manager().tell(RdmaProtocol.Connect.to(listener.listening().localAddress(), client.getRef()));
             }
             // some of these are still on their way to the CM event actor the restart stops
-            kit.manager().tell(new RdmaProtocol.GetFabric(null));
+            kit.crashManager();
             for (TestProbe<RdmaProtocol.ConnectionEvent> client : clients) {
                 client.fishForMessage(WAIT, e -> e instanceof RdmaProtocol.ConnectFailed
                         || e instanceof RdmaProtocol.Disconnected ? FishingOutcomes.complete()

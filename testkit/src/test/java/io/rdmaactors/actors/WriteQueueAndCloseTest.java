@@ -214,7 +214,7 @@ class WriteQueueAndCloseTest {
         listener = kit.listen(8);
         for (int run = 0; run < 20; run++) {
             RdmaTestKit.Pair pair = kit.connect(listener);
-            TestProbe<RdmaProtocol.Exported> exported = kit.probe();
+            TestProbe<RdmaProtocol.ExportReply> exported = kit.probe();
             pair.server().tell(new RdmaProtocol.Export(ByteBuffer.allocateDirect(64), EnumSet.of(Access.REMOTE_READ),
                     exported.getRef()));
             RemoteRegion readOnly = exported.expectMessageClass(RdmaProtocol.Exported.class, WAIT).region();

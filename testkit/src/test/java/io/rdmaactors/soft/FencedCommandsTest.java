@@ -37,7 +37,7 @@ class FencedCommandsTest {
             RdmaTestKit.Pair pair = kit.connect(listener);
             ByteBuffer memory = ByteBuffer.allocateDirect(8);
             memory.put(0, (byte) 1);
-            var exported = kit.<RdmaProtocol.Exported>probe();
+            var exported = kit.<RdmaProtocol.ExportReply>probe();
             pair.server().tell(new RdmaProtocol.Export(memory, EnumSet.of(Access.REMOTE_READ, Access.REMOTE_WRITE),
                     exported.getRef()));
             RemoteRegion region = exported.expectMessageClass(RdmaProtocol.Exported.class, WAIT).region();

@@ -28,7 +28,7 @@ final class ChaosAgent {
                                    Consumer<RdmaProtocol.Connected> connected) {
         return Behaviors.setup(ctx -> {
             ActorRef<RdmaProtocol.ConnectionEvent> self = ctx.getSelf().narrow();
-            ActorRef<RdmaProtocol.Exported> exported = ctx.getSelf().narrow();
+            ActorRef<RdmaProtocol.ExportReply> exported = ctx.getSelf().narrow();
             connection.tell(new RdmaProtocol.Export(ByteBuffer.allocateDirect(SLOT + SLOT_BYTES),
                     Set.of(Access.REMOTE_READ, Access.REMOTE_WRITE, Access.REMOTE_ATOMIC), exported));
             return Behaviors.receive(Object.class)
