@@ -60,8 +60,15 @@ final class ConnectionActor {
     record Async(AsyncEvent event) implements Internal {
     }
 
-    /** The QP actor answered everything outstanding; {@code failure}: its first error completion, or null. */
-    record QueuePairDrained(RdmaProtocol.WorkRequestFailed failure) implements Internal {
+    /**
+     * The QP actor answered everything outstanding; {@code failure}: its first error completion, or
+     * null; {@code peerClosing}: the peer said it closes before it disconnected.
+     */
+    record QueuePairDrained(RdmaProtocol.WorkRequestFailed failure, boolean peerClosing) implements Internal {
+    }
+
+    /** The SRQ delivered what it held for this connection when asked (SrqActor.PollFor). */
+    record SrqPolled() implements Internal {
     }
 
     /** Everything sent before a graceful close has completed. */
@@ -108,6 +115,8 @@ final class ConnectionActor {
     private ActorRef<ConnectionEvent> replaced;
     /** The connection ends because its handler terminated. */
     private boolean handlerDied;
+    /** The peer disconnected while the connection was open: whether it closed is known once drained. */
+    private boolean peerDisconnected;
     /** This connection's PD; null on an SRQ (whose PD is the SRQ's) and before the route is resolved. */
     private ProtectionDomain pd;
     /** Memory exported to the peer: deregistered after the QP is gone, before the PD. */
@@ -545,13 +554,21 @@ final class ConnectionActor {
     private Behavior<ConnectionCommand> onCmWhileOpen(CmEvent e) {
         if (e instanceof CmEvent.Disconnected) {
             disconnectQuietly();
-            return closeWith(new RdmaProtocol.PeerClosed());
+            peerDisconnected = true;
+            return closeWith(peerEnded(false));
         }
         if (e instanceof CmEvent.DeviceRemoval) {
             return closeWith(new RdmaProtocol.ErrorClosed(new RdmaProtocol.DeviceLost(id.device().name(),
                     "was removed")));
         }
         return Behaviors.same();
+    }
+
+    /** A peer that disconnected without its closing notice, as a dead process does, failed. */
+    private static DisconnectReason peerEnded(boolean closing) {
+        return closing ? new RdmaProtocol.PeerClosed() : new RdmaProtocol.ErrorClosed(new RdmaProtocol.PeerFailed(
+                "the peer disconnected without closing: it aborted, its handler, process or rdma-actors stopped,"
+                        + " or the path to it failed"));
     }
 
     private Behavior<ConnectionCommand> onAsync(AsyncEvent e) {
@@ -644,11 +661,23 @@ final class ConnectionActor {
             tellDisconnected(reason);
             return Behaviors.stopped();
         }
-        toQueuePair(new QueuePairActor.Drain());
+        if (peerDisconnected && shared != null) {
+            // the peer's closing notice may still be in the SRQ's completion queue
+            shared.owner().tell(new SrqActor.PollFor(ctx.getSelf()));
+        } else {
+            toQueuePair(new QueuePairActor.Drain());
+        }
         return Behaviors.receive(ConnectionCommand.class)
+                .onMessage(SharedReceived.class, this::onSharedReceived)
+                .onMessage(SrqPolled.class, p -> {
+                    toQueuePair(new QueuePairActor.Drain());
+                    return Behaviors.same();
+                })
                 .onMessage(QueuePairDrained.class, d -> {
-                    tellDisconnected(d.failure() != null && !(reason instanceof RdmaProtocol.ErrorClosed)
-                            ? new RdmaProtocol.ErrorClosed(d.failure()) : reason);
+                    DisconnectReason ended = peerDisconnected ? peerEnded(d.peerClosing()) : reason;
+                    boolean ownError = reason instanceof RdmaProtocol.ErrorClosed && !peerDisconnected;
+                    tellDisconnected(d.failure() != null && !ownError ? new RdmaProtocol.ErrorClosed(d.failure())
+                            : ended);
                     return Behaviors.<ConnectionCommand>stopped();
                 })
                 .onMessage(RdmaProtocol.Register.class, this::onRegister)

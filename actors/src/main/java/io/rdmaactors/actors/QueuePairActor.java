@@ -72,7 +72,10 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     record Drain() implements Command {
     }
 
-    /** A graceful close: refuse new data commands, report Quiesced once everything sent has completed. */
+    /**
+     * A graceful close: refuse new data commands; once everything sent has completed, tell the peer
+     * that this side closes and report Quiesced when it has heard.
+     */
     record Quiesce() implements Command {
     }
 
@@ -97,6 +100,12 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private static final int MAX_SKIP_SHIFT = 6;
     /** wr_id bit that marks a receive; the low bits are the buffer slot. */
     private static final long RECEIVE = 1L << 62;
+    /**
+     * wr_id of the closing notice: a Send of no bytes with the reserved immediate, posted last by a
+     * Close or ConfirmedClose, so the peer tells a close from a failure (rdma_cm's disconnect does
+     * not). It needs no buffer, so closing registers nothing.
+     */
+    private static final long CLOSING = 1L << 61;
 
     /** The send and receive slots of a connection, registered as they are first needed. */
     static final class Buffers {
@@ -221,6 +230,10 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private RdmaProtocol.WorkRequestFailed failure;
     /** The connection waits for a graceful close: tell it Quiesced once nothing is outstanding. */
     private boolean quiescing;
+    /** The closing notice is posted; Quiesced waits for its completion. */
+    private boolean closingNoticePosted;
+    /** The peer's closing notice came: its disconnect is a close, not a failure. */
+    private boolean peerClosing;
     /** Received messages not yet delivered, in order: reading is suspended, or a large one is still being read. */
     private final ArrayDeque<Inbound> inbound = new ArrayDeque<>();
     /** Data commands of this mailbox run, posted together by the Flush that follows them. */
@@ -320,7 +333,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                     failAll("the connection closed");
                     closed = true;
                     closing = true;
-                    connection.tell(new ConnectionActor.QueuePairDrained(failure));
+                    connection.tell(new ConnectionActor.QueuePairDrained(failure, peerClosing));
                     return this;
                 })
                 .onMessage(RdmaProtocol.Register.class, r -> {
@@ -329,7 +342,9 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                     return this;
                 })
                 .onMessage(SharedReceive.class, r -> {
-                    onSharedReceive(r.received());
+                    if (!closed) { // after the drain the handler has heard Disconnected
+                        onSharedReceive(r.received());
+                    }
                     return this;
                 })
                 .onMessage(ConnectionCommand.class, this::toConnection)
@@ -583,8 +598,25 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         return large;
     }
 
+    /** Nothing outstanding: the closing notice goes last; Quiesced follows its completion. */
     private void reportQuiesced() {
-        if (quiescing && writeQueue.isEmpty() && announced.isEmpty() && room() == buffers.send.capacity()) {
+        if (quiescing && !closingNoticePosted && writeQueue.isEmpty() && announced.isEmpty()
+                && room() == buffers.send.capacity()) {
+            closingNoticePosted = true;
+            try {
+                qp.postSend(SendWorkRequest.sendWithImmediate(CLOSING, RdmaProtocol.RESERVED_IMMEDIATE));
+            } catch (RuntimeException e) {
+                onClosingNoticeSent(null); // the QP is failing: the disconnect follows anyway
+            }
+        }
+    }
+
+    /** The peer has the closing notice (or it failed with the QP, whose error the connection hears). */
+    private void onClosingNoticeSent(WorkCompletion wc) {
+        if (wc != null && !wc.isSuccess() && wc.status() != WcStatus.WR_FLUSH_ERR && failure == null) {
+            failure = new RdmaProtocol.WorkRequestFailed(wc.status());
+        }
+        if (quiescing) {
             quiescing = false;
             connection.tell(new ConnectionActor.QueuePairQuiesced());
         }
@@ -738,6 +770,8 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                     // flushed receives are not traffic: growing on them would register memory only to flush it
                     receives += wc.isSuccess() ? 1 : 0;
                     onReceive(wc);
+                } else if (wc.wrId() == CLOSING) {
+                    onClosingNoticeSent(wc);
                 } else {
                     onSendCompletion(wc);
                 }
@@ -827,6 +861,12 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         }
         int slot = (int) (wc.wrId() & ~RECEIVE);
         if (wc.hasImmediate() && wc.immData() == RdmaProtocol.RESERVED_IMMEDIATE
+                && wc.opcode() != WcOpcode.RECV_RDMA_WITH_IMM && wc.byteLen() == 0) {
+            peerClosing = true;
+            reposts.add(receiveRequest(buffers.receive, slot));
+            return;
+        }
+        if (wc.hasImmediate() && wc.immData() == RdmaProtocol.RESERVED_IMMEDIATE
                 && wc.opcode() != WcOpcode.RECV_RDMA_WITH_IMM) {
             ByteBuffer control = buffers.receive.memory(slot).duplicate().order(ByteOrder.BIG_ENDIAN)
                     .position(buffers.receive.offset(slot)).limit(buffers.receive.offset(slot) + wc.byteLen());
@@ -845,8 +885,10 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     }
 
     private void onSharedReceive(RdmaProtocol.Received received) {
-        if (received.immediate() != null && received.immediate() == RdmaProtocol.RESERVED_IMMEDIATE
-                && !received.data().isEmpty()) {
+        boolean control = received.immediate() != null && received.immediate() == RdmaProtocol.RESERVED_IMMEDIATE;
+        if (control && received.data().isEmpty()) {
+            peerClosing = true;
+        } else if (control) {
             onControl(Rendezvous.decode(received.data().asByteBuffer()));
             postQueued();
         } else if (readingSuspended || !open || !inbound.isEmpty()) {

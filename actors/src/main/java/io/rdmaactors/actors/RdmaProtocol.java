@@ -600,9 +600,10 @@ public final class RdmaProtocol {
     public sealed interface DisconnectReason {
     }
 
-    /** The peer disconnected. */
+    /** The peer closed the connection with {@link Close} or {@link ConfirmedClose}. */
     public record PeerClosed() implements DisconnectReason {
     }
+
 
     /** This side's {@link Close}. */
     public record Closed() implements DisconnectReason {
@@ -618,9 +619,22 @@ public final class RdmaProtocol {
 
     /**
      * The connection failed: an error completion (the first one's {@link WorkRequestFailed}, even
-     * when the peer's disconnect arrived first), a fatal QP event, device removal, the handler's death.
+     * when the peer's disconnect arrived first), a fatal QP event, device removal, the handler's
+     * death, or a peer that disconnected without closing ({@link PeerFailed}).
      */
     public record ErrorClosed(Throwable cause) implements DisconnectReason {
+    }
+
+    /**
+     * The cause of an {@link ErrorClosed} when the peer disconnected without closing: it aborted
+     * (as a TCP peer's reset), its handler, process or rdma-actors stopped, or the path to it
+     * failed. rdma_cm reports every disconnect alike, so a Close or ConfirmedClose says in band,
+     * last, that it closes.
+     */
+    public static final class PeerFailed extends RuntimeException {
+        public PeerFailed(String message) {
+            super(message, null, false, false);
+        }
     }
 
     // ------------------------------------------------------------------ multicast

@@ -75,6 +75,13 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
     record Detach(int qpNum) implements Command {
     }
 
+    /**
+     * A connection whose peer disconnected asks for what the SRQ still holds for it (the peer's
+     * closing notice among it), then hears SrqPolled after it.
+     */
+    record PollFor(ActorRef<RdmaProtocol.ConnectionCommand> connection) implements Command {
+    }
+
     record ListenerStopped() implements Command {
     }
 
@@ -184,6 +191,11 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
                 .onMessage(Notified.class, n -> {
                     completions.rearm();
                     pollAll();
+                    return this;
+                })
+                .onMessage(PollFor.class, p -> {
+                    pollAll();
+                    p.connection().tell(new ConnectionActor.SrqPolled());
                     return this;
                 })
                 .onMessage(ChannelFailed.class, f -> {

@@ -26,11 +26,11 @@ import picocli.CommandLine.Option;
 
 /**
  * A long-running echo server under a supervising guardian. Clients come and go, a few at a time;
- * every third asks its session handler to die. The handler's death closes that connection only
- * (its client sees PeerClosed), and the server carries on serving the clients after it. With -s it
- * serves clients of other processes until SIGTERM, printing a status line every --status seconds,
- * then stops accepting, gives open connections a bounded time to finish, and exits 0; -c runs the
- * clients against it. With neither, both run here until --clients were served or --seconds passed.
+ * every third asks its session handler to die. The handler's death ends that connection only (its
+ * client hears that its peer failed, ErrorClosed(PeerFailed)), and the server carries on serving the
+ * clients after it. With -s it serves clients of other processes until SIGTERM, printing a status
+ * line every --status seconds, then stops accepting, gives open connections a bounded time to
+ * finish, and exits 0; -c runs the clients against it. With neither, both run here until --clients were served or --seconds passed.
  */
 @Command(name = "supervised-server",
         description = "An echo server under a supervising guardian; handler death closes one connection, the server carries on.")
@@ -313,8 +313,10 @@ public final class SupervisedServer implements Callable<Integer> {
                                         && f.command() instanceof RdmaProtocol.Send send && send.data().equals(DIE)
                                         ? Behaviors.same() : finish(guardian, name + ": " + Program.describe(f)))
                                 .onMessage(RdmaProtocol.Disconnected.class, d -> {
+                                    // a killed handler's connection ends without a close: its client hears a failure
                                     boolean expected = round[0] == ROUNDS && (killHandler
-                                            ? d.reason() instanceof RdmaProtocol.PeerClosed
+                                            ? d.reason() instanceof RdmaProtocol.ErrorClosed e
+                                                    && e.cause() instanceof RdmaProtocol.PeerFailed
                                             : d.reason() instanceof RdmaProtocol.Closed);
                                     guardian.tell(new ClientFinished(killHandler, afterADeath,
                                             expected ? null : name + ": " + Program.describe(d) + " after " + round[0] + " echoes"));

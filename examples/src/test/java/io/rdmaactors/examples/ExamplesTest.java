@@ -233,7 +233,7 @@ class ExamplesTest {
 
     /**
      * rping's complaint: a killed server gave its client a stack trace. Now one line, and a failed
-     * exit: on the bare SPI and through the actors, whose connection must end PeerClosed.
+     * exit: on the bare SPI and through the actors, whose connection ends as its peer's failure.
      */
     @ParameterizedTest
     @ValueSource(strings = {"ping-pong", "actor-ping-pong"})

@@ -147,8 +147,8 @@ public final class RdmaTestKit implements AutoCloseable {
 
     /**
      * Kills the peer of the connection this {@code Connected} told of, as SIGKILL kills a process:
-     * this side hears Disconnected(PeerClosed) and every outstanding command fails; the peer's
-     * side hears nothing, as a dead process would not.
+     * this side hears Disconnected(ErrorClosed(PeerFailed)) and every outstanding command fails;
+     * the peer's side hears nothing, as a dead process would not.
      */
     public void killPeer(RdmaProtocol.Connected connection) {
         faults().killPeer(cmId(connection));

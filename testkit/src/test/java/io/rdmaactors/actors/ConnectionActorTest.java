@@ -261,7 +261,7 @@ class ConnectionActorTest {
         RdmaProtocol.Unexport unknown = new RdmaProtocol.Unexport(new RemoteRegion(region.address(), 64,
                 region.rkey() + 1), unexported.getRef());
         pair.server().tell(unknown);
-        assertEquals(unknown, pair.serverEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        assertEquals(unknown, unexported.expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
         pair.server().tell(new RdmaProtocol.Unexport(region, unexported.getRef()));
         assertEquals(region, unexported.expectMessageClass(RdmaProtocol.Unexported.class, WAIT).region());
         RdmaProtocol.Write after = RdmaProtocol.Write.of(region, 0, new byte[] {2}, "after");
@@ -325,6 +325,42 @@ class ConnectionActorTest {
         kit.awaitNoLeaks(WAIT);
     }
 
+    /**
+     * rdma_cm reports every disconnect alike; the peer still tells a Close or ConfirmedClose (its
+     * closing notice came first) from an Abort or a dead process (none came).
+     */
+    @Test
+    void thePeerTellsACloseFromAnAbortAndAKill() {
+        RdmaTestKit.Listener listener = kit.listen(8);
+        for (String ending : List.of("close", "confirmed-close", "abort", "kill")) {
+            RdmaTestKit.Pair pair = kit.connect(listener);
+            pair.client().tell(RdmaProtocol.Send.of(new byte[] {1}, "before"));
+            pair.serverEvents().expectMessageClass(RdmaProtocol.Received.class, WAIT);
+            switch (ending) {
+                case "close" -> pair.client().tell(new RdmaProtocol.Close());
+                case "confirmed-close" -> pair.client().tell(new RdmaProtocol.ConfirmedClose());
+                case "abort" -> pair.client().tell(new RdmaProtocol.Abort());
+                default -> {
+                    Connections.assumeFaultInjection(kit);
+                    kit.killPeer(pair.serverConnected());
+                }
+            }
+            RdmaProtocol.DisconnectReason heard = RdmaTestKit.awaitDisconnected(pair.serverEvents()).reason();
+            if (ending.contains("close")) {
+                assertInstanceOf(RdmaProtocol.PeerClosed.class, heard, ending);
+            } else {
+                RdmaProtocol.ErrorClosed failed = assertInstanceOf(RdmaProtocol.ErrorClosed.class, heard, ending);
+                assertInstanceOf(RdmaProtocol.PeerFailed.class, failed.cause(), ending);
+            }
+            if (ending.equals("kill")) {
+                pair.client().tell(new RdmaProtocol.Abort()); // the killed side heard nothing
+            }
+            RdmaTestKit.awaitDisconnected(pair.clientEvents());
+        }
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
     @Test
     void handlerDeathClosesItsConnection() {
         RdmaTestKit.Listener listener = kit.listen(8);
@@ -337,7 +373,9 @@ class ConnectionActorTest {
         doomed.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
         doomed.stop();
         RdmaProtocol.Disconnected d = clientEvents.expectMessageClass(RdmaProtocol.Disconnected.class, WAIT);
-        assertInstanceOf(RdmaProtocol.PeerClosed.class, d.reason());
+        // the connection ended without a close: its peer hears a failure, as of a TCP peer's reset
+        RdmaProtocol.ErrorClosed failed = assertInstanceOf(RdmaProtocol.ErrorClosed.class, d.reason());
+        assertInstanceOf(RdmaProtocol.PeerFailed.class, failed.cause());
         kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }

@@ -34,7 +34,7 @@ class ConnectionFaultsTest {
     }
 
     @Test
-    void aKilledPeerEndsTheConnectionPeerClosedWithEveryCommandAnsweredOnce() {
+    void aKilledPeerEndsTheConnectionAsAFailureWithEveryCommandAnsweredOnce() {
         RdmaTestKit.Listener listener = kit.listen(4);
         RdmaTestKit.Pair pair = kit.connect(listener);
         // the server's peer is the client: the server side sees it die
@@ -52,7 +52,9 @@ class ConnectionFaultsTest {
                 answered.add(((RdmaProtocol.Send) f.command()).ack());
             }
         }
-        assertInstanceOf(RdmaProtocol.PeerClosed.class, disconnected.reason());
+        // no closing notice came before the disconnect: a dead peer, not a closed one
+        RdmaProtocol.ErrorClosed failed = assertInstanceOf(RdmaProtocol.ErrorClosed.class, disconnected.reason());
+        assertInstanceOf(RdmaProtocol.PeerFailed.class, failed.cause());
         assertEquals(10, answered.size());
         // the killed side heard nothing, as a dead process would not; its test ends it
         pair.client().tell(new RdmaProtocol.Abort());

@@ -131,6 +131,7 @@ class EveryCommandAnsweredTest {
                 .expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
         TestProbe<ConnectionEvent> dead = kit.probe();
         dead.stop();
+        kit.probe().expectTerminated(dead.getRef(), WAIT); // dead before the command names it
         RdmaProtocol.Accept accept = RdmaProtocol.Accept.with(dead.getRef());
         request.connection().tell(accept);
         RdmaProtocol.CommandFailed refused = listener.events().expectMessageClass(RdmaProtocol.CommandFailed.class,
@@ -153,6 +154,7 @@ class EveryCommandAnsweredTest {
         RdmaTestKit.Pair pair = kit.connect(listener);
         TestProbe<ConnectionEvent> dead = kit.probe();
         dead.stop();
+        kit.probe().expectTerminated(dead.getRef(), WAIT); // dead before the command names it
         pair.client().tell(new RdmaProtocol.Register(dead.getRef()));
         RdmaProtocol.Disconnected d = RdmaTestKit.awaitDisconnected(pair.clientEvents());
         RdmaProtocol.ErrorClosed closed = assertInstanceOf(RdmaProtocol.ErrorClosed.class, d.reason());

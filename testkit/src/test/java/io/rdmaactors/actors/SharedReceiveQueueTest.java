@@ -73,4 +73,25 @@ class SharedReceiveQueueTest {
         kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
+
+    /**
+     * A client's closing notice reaches an SRQ server through the SRQ's completion queue, apart from
+     * the disconnect: the server still hears PeerClosed, never a failure, however the two race.
+     */
+    @Test
+    void anSrqServerHearsAClientsCloseAsPeerClosed() {
+        TestProbe<RdmaProtocol.ListenerEvent> bind = kit.probe();
+        kit.manager().tell(new RdmaProtocol.Listen(kit.address(0), bind.getRef(), CONNECTIONS, true));
+        RdmaTestKit.Listener listener = new RdmaTestKit.Listener(bind,
+                bind.expectMessageClass(RdmaProtocol.Listening.class, WAIT));
+        for (int round = 0; round < 20; round++) {
+            RdmaTestKit.Pair pair = kit.connect(listener);
+            pair.client().tell(new RdmaProtocol.Close());
+            assertInstanceOf(RdmaProtocol.PeerClosed.class, RdmaTestKit.awaitDisconnected(pair.serverEvents()).reason(),
+                    "round " + round);
+            RdmaTestKit.awaitDisconnected(pair.clientEvents());
+        }
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
 }

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 class ReadmeExampleTest {
 
     @Test
-    void aKilledPeerEndsTheConnectionPeerClosed() {
+    void aKilledPeerEndsTheConnectionAsAFailure() {
         try (RdmaTestKit kit = RdmaTestKit.create()) {
             Assumptions.assumeTrue(kit.fabric().faults().isPresent(), "rdma-core has no fault injection");
             RdmaTestKit.Listener listener = kit.listen(8);
@@ -24,10 +24,11 @@ class ReadmeExampleTest {
             assertEquals("hello", hello.data().utf8String());
             pair.clientEvents().expectMessage(RdmaTestKit.STEP, new RdmaProtocol.Acked("hello"));
 
-            // the client's process dies, as with kill -9: the server hears PeerClosed
+            // the client's process dies, as with kill -9: the server hears that it failed
             kit.killPeer(pair.serverConnected());
-            assertInstanceOf(RdmaProtocol.PeerClosed.class,
+            RdmaProtocol.ErrorClosed failed = assertInstanceOf(RdmaProtocol.ErrorClosed.class,
                     RdmaTestKit.awaitDisconnected(pair.serverEvents()).reason());
+            assertInstanceOf(RdmaProtocol.PeerFailed.class, failed.cause());
 
             pair.client().tell(new RdmaProtocol.Abort()); // the dead side's own end, which heard nothing
             RdmaTestKit.awaitDisconnected(pair.clientEvents());
