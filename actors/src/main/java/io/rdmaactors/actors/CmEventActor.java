@@ -6,6 +6,8 @@ import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.EventChannel;
 import io.rdmaactors.verbs.Fabric;
 import io.rdmaactors.verbs.PortSpace;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -157,6 +159,12 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     }
 
     private Behavior<Command> onStartListener(StartListener m) {
+        InetSocketAddress bind = m.listen().bind();
+        if (bind.isUnresolved()) {
+            m.listen().handler().tell(new RdmaProtocol.CommandFailed(m.listen(),
+                    new UnknownHostException(bind.getHostString() + ": the host name does not resolve")));
+            return this;
+        }
         CmId id = fabric.createCmId(channel, PortSpace.TCP);
         try {
             id.bind(m.listen().bind());

@@ -216,7 +216,8 @@ final class ConnectionActor {
             return new RdmaProtocol.RouteError(r.status());
         }
         if (e instanceof CmEvent.Rejected r) {
-            return new RdmaProtocol.Rejected(r.status(), r.privateData());
+            return r.status() == CmEvent.Rejected.INVALID_SERVICE_ID ? new RdmaProtocol.NoListener()
+                    : new RdmaProtocol.Rejected(r.status(), r.privateData());
         }
         if (e instanceof CmEvent.Unreachable u) {
             return new RdmaProtocol.Unreachable(u.status());

@@ -7,6 +7,7 @@ import io.rdmaactors.verbs.Device;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import org.apache.pekko.actor.DeadLetterSuppression;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -23,7 +24,11 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
  */
 final class DeviceActor extends AbstractBehavior<DeviceActor.Command> {
 
-    interface Command {
+    /**
+     * Its messages may race its stop (a connection unregistering as a restart stops both): not a
+     * dead letter worth a log line.
+     */
+    interface Command extends DeadLetterSuppression {
     }
 
     record RegisterQp(int qpNum, ActorRef<RdmaProtocol.ConnectionCommand> owner) implements Command {

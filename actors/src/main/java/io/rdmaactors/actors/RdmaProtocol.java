@@ -2,6 +2,7 @@ package io.rdmaactors.actors;
 
 import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.Fabric;
+import io.rdmaactors.verbs.VerbsException;
 import io.rdmaactors.verbs.WcStatus;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -313,6 +314,13 @@ public final class RdmaProtocol {
             checkImmediate(immediate);
         }
 
+        /** The payload's size, not its bytes: a failure's log line stays one line. */
+        @Override
+        public String toString() {
+            return "Send[" + data.size() + " bytes" + (immediate == null ? "" : ", immediate=" + immediate)
+                    + ", ack=" + ack + "]";
+        }
+
         public Send(ByteString data, Integer immediate, Object ack) {
             this(data, immediate, ack, null);
         }
@@ -347,6 +355,13 @@ public final class RdmaProtocol {
             Objects.requireNonNull(data, "data");
             checkImmediate(immediate);
             target.at(offset, data.size());
+        }
+
+        /** The payload's size, not its bytes: a failure's log line stays one line. */
+        @Override
+        public String toString() {
+            return "Write[" + data.size() + " bytes at " + target + "+" + offset
+                    + (immediate == null ? "" : ", immediate=" + immediate) + ", ack=" + ack + "]";
         }
 
         public Write(RemoteRegion target, long offset, ByteString data, Integer immediate, Object ack) {
@@ -535,16 +550,38 @@ public final class RdmaProtocol {
     public sealed interface ConnectFailure {
     }
 
+    /**
+     * The address did not resolve: {@code status} is rdma_cm's negative errno (-EADDRNOTAVAIL, -99,
+     * for a host name that does not resolve; -ENETUNREACH, -101, for an address off the fabric).
+     */
     public record AddressError(int status) implements ConnectFailure {
+        @Override
+        public String toString() {
+            return "AddressError(" + status + " " + VerbsException.errnoName(status) + ")";
+        }
     }
 
+    /** No route to the resolved address: {@code status} is rdma_cm's negative errno. */
     public record RouteError(int status) implements ConnectFailure {
+        @Override
+        public String toString() {
+            return "RouteError(" + status + " " + VerbsException.errnoName(status) + ")";
+        }
     }
 
+    /** The peer did not answer the CM (-ETIMEDOUT, -110) or its link refused (-EACCES, -ECONNRESET). */
     public record Unreachable(int status) implements ConnectFailure {
+        @Override
+        public String toString() {
+            return "Unreachable(" + status + " " + VerbsException.errnoName(status) + ")";
+        }
     }
 
-    /** The peer refused; {@code status} 28 is its own reject (with private data), 8 nobody listening. */
+    /** Nobody listens at the address: the CM rejected the request as for an unknown service (IB CM reason 8). */
+    public record NoListener() implements ConnectFailure {
+    }
+
+    /** The listener refused, with {@link Reject} or by its admission rules; {@code status} is the CM's reason (28). */
     public record Rejected(int status, byte[] privateData) implements ConnectFailure {
     }
 
@@ -559,6 +596,10 @@ public final class RdmaProtocol {
 
     /** One message from the peer: a Send's bytes, or none for a write with immediate. */
     public record Received(ByteString data, Integer immediate) implements ConnectionEvent {
+        @Override
+        public String toString() {
+            return "Received[" + data.size() + " bytes" + (immediate == null ? "" : ", immediate=" + immediate) + "]";
+        }
     }
 
     public record Acked(Object token) implements ConnectionEvent {

@@ -14,14 +14,21 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
 
     public RdmaSettings {
         fabricOptions = Map.copyOf(fabricOptions);
+        require(sendQueueDepth >= 1, "send-queue-depth", sendQueueDepth, "at least 1");
+        require(receiveQueueDepth >= 1, "receive-queue-depth", receiveQueueDepth, "at least 1");
         // a receive buffer holds a rendezvous announcement at least
-        if (sendQueueDepth < 1 || receiveQueueDepth < 1 || bufferSize < 32 || writeQueue < 0 || maxMessageSize < 1) {
-            throw new IllegalArgumentException("queue depths and max-message-size must be positive, buffer-size at"
-                    + " least 32 and write-queue not negative");
-        }
-        if (completionPollers < 1 || completionSpin.isNegative() || completionYield.isNegative()) {
-            throw new IllegalArgumentException("completion-pollers must be positive, completion-spin and"
-                    + " completion-yield not negative");
+        require(bufferSize >= 32, "buffer-size", bufferSize, "at least 32 bytes");
+        require(writeQueue >= 0, "write-queue", writeQueue, "not negative");
+        require(maxMessageSize >= 1, "max-message-size", maxMessageSize, "at least 1 byte");
+        require(completionPollers >= 1, "completion-pollers", completionPollers, "at least 1");
+        require(!completionSpin.isNegative(), "completion-spin", completionSpin, "not negative");
+        require(!completionYield.isNegative(), "completion-yield", completionYield, "not negative");
+    }
+
+    /** A bad value names its key, so a configuration error says which line to fix. */
+    private static void require(boolean valid, String key, Object value, String rule) {
+        if (!valid) {
+            throw new IllegalArgumentException("rdma-actors." + key + " = " + value + ": must be " + rule);
         }
     }
 

@@ -47,6 +47,31 @@ public class VerbsException extends RuntimeException {
         return errno;
     }
 
+    /** The symbolic name of an errno (either sign), as {@code errno -l} prints it, or its number. */
+    public static String errnoName(int errno) {
+        return switch (Math.abs(errno)) {
+            case EPERM -> "EPERM";
+            case ENOENT -> "ENOENT";
+            case EBADF -> "EBADF";
+            case EAGAIN -> "EAGAIN";
+            case ENOMEM -> "ENOMEM";
+            case EACCES -> "EACCES";
+            case EBUSY -> "EBUSY";
+            case ENODEV -> "ENODEV";
+            case EINVAL -> "EINVAL";
+            case ENOSPC -> "ENOSPC";
+            case EOPNOTSUPP -> "EOPNOTSUPP";
+            case EADDRINUSE -> "EADDRINUSE";
+            case EADDRNOTAVAIL -> "EADDRNOTAVAIL";
+            case ENETUNREACH -> "ENETUNREACH";
+            case ECONNRESET -> "ECONNRESET";
+            case ETIMEDOUT -> "ETIMEDOUT";
+            case ECONNREFUSED -> "ECONNREFUSED";
+            case EHOSTUNREACH -> "EHOSTUNREACH";
+            default -> "errno " + Math.abs(errno);
+        };
+    }
+
     /** The typed exception for an errno returned by {@code call}. */
     public static VerbsException of(String call, int errno, String message) {
         switch (errno) {

@@ -241,10 +241,11 @@ final class Program {
     }
 
     private static String failure(RdmaProtocol.ConnectFailure reason) {
+        if (reason instanceof RdmaProtocol.NoListener) {
+            return "refused: no server listens there";
+        }
         if (reason instanceof RdmaProtocol.Rejected r) {
-            // status 8, invalid service id: the CM's answer when nothing listens on the port
-            return r.status() == 8 ? "refused: no server listens there" : "rejected by the server (status "
-                    + r.status() + ")";
+            return "rejected by the server (status " + r.status() + ")";
         }
         if (reason instanceof RdmaProtocol.TimedOut t) {
             return "failed: no answer within " + t.after().toMillis() + " ms";

@@ -53,6 +53,35 @@ class EveryCommandAnsweredTest {
     }
 
     @Test
+    void aListenOnAHostThatDoesNotResolveFailsNamingIt() {
+        TestProbe<RdmaProtocol.ListenerEvent> events = kit.probe();
+        RdmaProtocol.Listen listen = RdmaProtocol.Listen.on(InetSocketAddress.createUnresolved("no.such.host.invalid",
+                7471), events.getRef());
+        kit.manager().tell(listen);
+        RdmaProtocol.CommandFailed failed = events.expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT);
+        assertSame(listen, failed.command());
+        assertInstanceOf(java.net.UnknownHostException.class, failed.cause());
+        assertTrue(failed.cause().getMessage().contains("no.such.host.invalid"), failed.cause().getMessage());
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void aBadSettingNamesItsKey() {
+        com.typesafe.config.Config config = com.typesafe.config.ConfigFactory.parseString("rdma-actors.buffer-size = 8")
+                .withFallback(com.typesafe.config.ConfigFactory.load());
+        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> RdmaSettings.from(config));
+        assertTrue(bad.getMessage().startsWith("rdma-actors.buffer-size = 8: "), bad.getMessage());
+    }
+
+    @Test
+    void aFailedCommandPrintsItsPayloadsSizeNotItsBytes() {
+        RdmaProtocol.CommandFailed failed = new RdmaProtocol.CommandFailed(RdmaProtocol.Send.of(new byte[100], "s"),
+                new RdmaProtocol.ConnectionClosed("the connection is closed"));
+        assertTrue(failed.toString().contains("Send[100 bytes, ack=s]"), failed.toString());
+        assertTrue(failed.toString().length() < 200, failed.toString());
+    }
+
+    @Test
     void anUnresolvableHostFailsTheConnectWithAnAddressErrorAndLeaksNothing() {
         TestProbe<ConnectionEvent> events = kit.probe();
         kit.manager().tell(RdmaProtocol.Connect.to(InetSocketAddress.createUnresolved("no.such.host.invalid", 7471), events.getRef()).withTimeout(WAIT));
