@@ -162,7 +162,7 @@ final class ConnectionActor {
                 return c.connectFailed(connect.remote(), new RdmaProtocol.AddressError(UNRESOLVED));
             }
             try {
-                id.resolveAddress(null, connect.remote(), settings.resolveTimeout());
+                id.resolveAddress(connect.local().orElse(null), connect.remote(), settings.resolveTimeout());
             } catch (RuntimeException e) {
                 id.close();
                 return c.connectFailed(connect.remote(), new RdmaProtocol.DeviceError(e));

@@ -7,6 +7,7 @@ import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.japi.Pair;
@@ -48,24 +49,30 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
     private final String description;
     private final int window;
     private final int bufferSize;
+    /** Whether finishing upstream leaves the peer's direction open (half-close) or closes the connection. */
+    private final boolean halfClose;
 
-    private ConnectionStage(Consumer<ActorRef<ConnectionEvent>> open, String description, RdmaSettings settings) {
+    private ConnectionStage(Consumer<ActorRef<ConnectionEvent>> open, String description, RdmaSettings settings,
+                            boolean halfClose) {
         this.open = open;
         this.description = description;
         this.window = settings.sendQueueDepth();
         this.bufferSize = settings.bufferSize();
+        this.halfClose = halfClose;
     }
 
-    static ConnectionStage connecting(ActorRef<RdmaProtocol.ManagerCommand> manager, InetSocketAddress remote,
-                                      RdmaSettings settings) {
-        return new ConnectionStage(handler -> manager.tell(RdmaProtocol.Connect.to(remote, handler)),
-                "connection to " + remote, settings);
+    /** Connects with {@code connect}, whose handler the stage's actor becomes. */
+    static ConnectionStage connecting(ActorRef<RdmaProtocol.ManagerCommand> manager,
+                                      Function<ActorRef<ConnectionEvent>, RdmaProtocol.Connect> connect,
+                                      InetSocketAddress remote, RdmaSettings settings, boolean halfClose) {
+        return new ConnectionStage(handler -> manager.tell(connect.apply(handler)), "connection to " + remote,
+                settings, halfClose);
     }
 
     static ConnectionStage accepting(ActorRef<ConnectionCommand> requested, InetSocketAddress remote,
-                                     RdmaSettings settings) {
+                                     RdmaSettings settings, boolean halfClose) {
         return new ConnectionStage(handler -> requested.tell(RdmaProtocol.Accept.with(handler)),
-                "connection from " + remote, settings);
+                "connection from " + remote, settings, halfClose);
     }
 
     @Override
@@ -162,7 +169,11 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
             } else if (event instanceof RdmaProtocol.Acked a) {
                 onAcked(a.token());
             } else if (event instanceof RdmaProtocol.CommandFailed f) {
-                abort(new RdmaStreams.ConnectionFailed(description + ": a message could not be sent", f.cause()));
+                if (!(f.cause() instanceof RdmaProtocol.WorkRequestFailed
+                        || f.cause() instanceof RdmaProtocol.ConnectionClosed)) {
+                    abort(new RdmaStreams.ConnectionFailed(description + ": a message could not be sent", f.cause()));
+                }
+                // else the connection is ending: its Disconnected, which follows, says why
             } else if (event instanceof RdmaProtocol.Disconnected d) {
                 onDisconnected(d.reason());
             }
@@ -184,6 +195,9 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
         private void onAcked(Object token) {
             if (token == END) {
                 endAcked = true;
+                if (!halfClose) {
+                    close(); // the peer's direction ends with this side's
+                }
                 closeWhenBothEnded();
             } else {
                 unacked--;

@@ -31,11 +31,16 @@ final class ListenerStage extends AbstractGraphStageWithMaterializedValue<Source
     private final SourceShape<RdmaStreams.IncomingConnection> shape = SourceShape.of(out);
     private final ActorRef<RdmaProtocol.ManagerCommand> manager;
     private final InetSocketAddress bind;
+    private final int backlog;
+    private final RdmaStreams.Options options;
     private final RdmaStreams streams;
 
-    ListenerStage(ActorRef<RdmaProtocol.ManagerCommand> manager, InetSocketAddress bind, RdmaStreams streams) {
+    ListenerStage(ActorRef<RdmaProtocol.ManagerCommand> manager, InetSocketAddress bind, int backlog,
+                  RdmaStreams.Options options, RdmaStreams streams) {
         this.manager = manager;
         this.bind = bind;
+        this.backlog = backlog;
+        this.options = options;
         this.streams = streams;
     }
 
@@ -87,7 +92,7 @@ final class ListenerStage extends AbstractGraphStageWithMaterializedValue<Source
                 onEvent(m._2());
                 return BoxedUnit.UNIT;
             }).ref());
-            manager.tell(RdmaProtocol.Listen.on(bind, self));
+            manager.tell(new RdmaProtocol.Listen(bind, self, backlog));
         }
 
         private void onEvent(Object event) {
@@ -100,7 +105,8 @@ final class ListenerStage extends AbstractGraphStageWithMaterializedValue<Source
                 }
             } else if (event instanceof RdmaProtocol.ConnectionRequested r) {
                 Flow<ByteString, ByteString, NotUsed> flow = streams
-                        .framed(ConnectionStage.accepting(r.connection(), r.remote(), streams.settings()))
+                        .framed(ConnectionStage.accepting(r.connection(), r.remote(), streams.settings(),
+                                options.halfClose()), options)
                         .mapMaterializedValue(connected -> NotUsed.getInstance());
                 requested.add(new RdmaStreams.IncomingConnection(localAddress, r.remote(), flow));
                 if (isAvailable(out)) {

@@ -110,10 +110,11 @@ public final class RdmaProtocol {
     /**
      * Connects to {@code remote}, offering up to 56 bytes of private data (a {@link RemoteRegion}
      * fits); the handler gets {@link Connected} or {@link ConnectFailed} within {@code timeout},
-     * which {@link #to} leaves to {@code rdma-actors.connect-timeout}.
+     * which {@link #to} leaves to {@code rdma-actors.connect-timeout}. With a {@code local} address
+     * the connection goes out through the device that owns it (rdma_resolve_addr's source).
      */
     public record Connect(InetSocketAddress remote, ActorRef<ConnectionEvent> handler, byte[] privateData,
-                          Optional<Duration> timeout) implements ManagerCommand {
+                          Optional<Duration> timeout, Optional<InetSocketAddress> local) implements ManagerCommand {
         /** rdma_connect carries at most this many bytes of private data on RC (IB CM REQ). */
         public static final int MAX_PRIVATE_DATA = 56;
 
@@ -121,6 +122,7 @@ public final class RdmaProtocol {
             Objects.requireNonNull(remote, "remote");
             Objects.requireNonNull(handler, "handler");
             Objects.requireNonNull(timeout, "timeout");
+            Objects.requireNonNull(local, "local");
             timeout.ifPresent(t -> {
                 if (t.isNegative() || t.isZero()) {
                     throw new IllegalArgumentException("timeout must be positive: " + t);
@@ -130,15 +132,19 @@ public final class RdmaProtocol {
         }
 
         public static Connect to(InetSocketAddress remote, ActorRef<ConnectionEvent> handler) {
-            return new Connect(remote, handler, null, Optional.empty());
+            return new Connect(remote, handler, null, Optional.empty(), Optional.empty());
         }
 
         public Connect withPrivateData(byte[] data) {
-            return new Connect(remote, handler, data, timeout);
+            return new Connect(remote, handler, data, timeout, local);
         }
 
         public Connect withTimeout(Duration after) {
-            return new Connect(remote, handler, privateData, Optional.of(after));
+            return new Connect(remote, handler, privateData, Optional.of(after), local);
+        }
+
+        public Connect withLocalAddress(InetSocketAddress from) {
+            return new Connect(remote, handler, privateData, timeout, Optional.of(from));
         }
     }
 

@@ -1,14 +1,19 @@
 package io.rdmaactors.actors;
 
 import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.ClassicActorSystemProvider;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.stream.javadsl.BidiFlow;
 import org.apache.pekko.stream.javadsl.Flow;
 import org.apache.pekko.stream.javadsl.Framing;
+import org.apache.pekko.stream.javadsl.Keep;
 import org.apache.pekko.stream.javadsl.Source;
 import org.apache.pekko.util.ByteString;
 
@@ -30,6 +35,8 @@ public final class RdmaStreams {
 
     /** The immediate of the empty message that ends one direction of a Streams connection ("EOF!"). */
     public static final int END_OF_STREAM = 0x454f4621;
+    /** The backlog of {@link RdmaProtocol.Listen#on}. */
+    private static final int DEFAULT_BACKLOG = 128;
 
     private final ActorRef<RdmaProtocol.ManagerCommand> manager;
     private final RdmaSettings settings;
@@ -48,12 +55,55 @@ public final class RdmaStreams {
     }
 
     /**
+     * What a Streams connection may be given besides its address, as Pekko's {@code Tcp} takes it:
+     * the local address to connect from, a connect timeout (else {@code rdma-actors.connect-timeout}),
+     * an idle timeout (the stream fails with a {@code TimeoutException} when no element passed either
+     * way for that long) and half-close (finishing upstream ends only this side's direction; without
+     * it, the connection closes once what upstream gave has arrived).
+     */
+    public record Options(Optional<InetSocketAddress> localAddress, Optional<Duration> connectTimeout,
+                          Optional<Duration> idleTimeout, boolean halfClose) {
+        public Options {
+            Objects.requireNonNull(localAddress, "localAddress");
+            Objects.requireNonNull(connectTimeout, "connectTimeout");
+            Objects.requireNonNull(idleTimeout, "idleTimeout");
+        }
+
+        /** None of them, and half-close: what the overloads without options use. */
+        public static Options defaults() {
+            return new Options(Optional.empty(), Optional.empty(), Optional.empty(), true);
+        }
+
+        public Options withLocalAddress(InetSocketAddress local) {
+            return new Options(Optional.of(local), connectTimeout, idleTimeout, halfClose);
+        }
+
+        public Options withConnectTimeout(Duration timeout) {
+            return new Options(localAddress, Optional.of(timeout), idleTimeout, halfClose);
+        }
+
+        public Options withIdleTimeout(Duration timeout) {
+            return new Options(localAddress, connectTimeout, Optional.of(timeout), halfClose);
+        }
+
+        public Options withHalfClose(boolean half) {
+            return new Options(localAddress, connectTimeout, idleTimeout, half);
+        }
+    }
+
+    /**
      * Listens on {@code bind} once materialized; each element is a connection a peer asked for,
      * accepted when its {@link IncomingConnection#flow()} is materialized (or rejected after
      * {@code rdma-actors.accept-timeout}). Cancelling the source unbinds.
      */
     public Source<IncomingConnection, CompletionStage<ServerBinding>> bind(InetSocketAddress bind) {
-        return Source.fromGraph(new ListenerStage(manager, bind, this));
+        return bind(bind, DEFAULT_BACKLOG, Options.defaults());
+    }
+
+    /** As {@link #bind(InetSocketAddress)}, with a listen backlog, and the idle timeout and half-close of {@code options}. */
+    public Source<IncomingConnection, CompletionStage<ServerBinding>> bind(InetSocketAddress bind, int backlog,
+                                                                        Options options) {
+        return Source.fromGraph(new ListenerStage(manager, bind, backlog, options, this));
     }
 
     public Source<IncomingConnection, CompletionStage<ServerBinding>> bind(String host, int port) {
@@ -63,17 +113,35 @@ public final class RdmaStreams {
     /** Connects to {@code remote} once materialized: the flow's elements go there, the peer's come out. */
     public Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> outgoingConnection(
             InetSocketAddress remote) {
-        return framed(ConnectionStage.connecting(manager, remote, settings));
+        return outgoingConnection(remote, Options.defaults());
+    }
+
+    /** As {@link #outgoingConnection(InetSocketAddress)}, with {@code options}. */
+    public Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> outgoingConnection(
+            InetSocketAddress remote, Options options) {
+        return framed(ConnectionStage.connecting(manager, handler -> {
+            RdmaProtocol.Connect connect = RdmaProtocol.Connect.to(remote, handler);
+            connect = options.connectTimeout().map(connect::withTimeout).orElse(connect);
+            return options.localAddress().map(connect::withLocalAddress).orElse(connect);
+        }, remote, settings, options.halfClose()), options);
     }
 
     public Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> outgoingConnection(String host, int port) {
         return outgoingConnection(new InetSocketAddress(host, port));
     }
 
-    /** Elements over a connection's bytes, each behind its length. */
-    Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> framed(ConnectionStage connection) {
-        return Framing.simpleFramingProtocol(settings.maxMessageSize()).join(Flow.fromGraph(connection),
-                (notUsed, connected) -> connected);
+    /** Elements over a connection's bytes, each behind its length, failing after the idle timeout if any. */
+    Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> framed(ConnectionStage connection,
+                                                                            Options options) {
+        Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> framed =
+                Framing.simpleFramingProtocol(settings.maxMessageSize()).join(Flow.fromGraph(connection),
+                        (notUsed, connected) -> connected);
+        if (options.idleTimeout().isEmpty()) {
+            return framed;
+        }
+        BidiFlow<ByteString, ByteString, ByteString, ByteString, NotUsed> idle =
+                BidiFlow.bidirectionalIdleTimeout(options.idleTimeout().get());
+        return idle.join(framed, Keep.right());
     }
 
     RdmaSettings settings() {

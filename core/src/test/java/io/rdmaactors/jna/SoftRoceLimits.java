@@ -29,6 +29,7 @@ final class SoftRoceLimits implements ExecutionCondition {
             Map.entry("passiveQpTakesTheResponderResourcesAndInitiatorDepthItAcceptsWith", LOOPBACK),
             Map.entry("passiveQpTakesTheRetryCountsOfTheRequest", LOOPBACK),
             Map.entry("activeQpTakesTheRnrRetryCountAndResourcesOfTheReply", LOOPBACK),
+            Map.entry("anAcceptSlowerThanTheCmResponseTimeoutStillConnects", LOOPBACK),
             Map.entry("datagramLargerThanTheReceiveIsALocalLengthError", LOCAL_ERRORS),
             Map.entry("localSgeWithABadLkeyIsALocalProtectionError", LOCAL_ERRORS),
             Map.entry("sendWhoseRegionIsDeregisteredWhileItWaitsFailsItsNextTry", LOCAL_ERRORS),

@@ -4,6 +4,7 @@ import static io.rdmaactors.actors.Connections.WAIT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmaactors.testkit.RdmaTestKit;
 import java.net.InetSocketAddress;
@@ -15,6 +16,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.stream.javadsl.Flow;
 import org.apache.pekko.stream.javadsl.Keep;
 import org.apache.pekko.stream.javadsl.Sink;
@@ -106,6 +108,65 @@ class RdmaStreamsTest {
                 .take(10)
                 .runWith(Sink.seq(), system));
         assertEquals(10, echoed.size());
+        await(binding.unbind());
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void anIdleTimeoutFailsAStreamNothingPassesOn() throws Exception {
+        RdmaStreams.ServerBinding binding = echoServer(Flow.create());
+        var result = Source.<ByteString>maybe()
+                .viaMat(streams.outgoingConnection(binding.localAddress(),
+                        RdmaStreams.Options.defaults().withIdleTimeout(Duration.ofMillis(300))), Keep.right())
+                .toMat(Sink.ignore(), Keep.both())
+                .run(system);
+        await(result.first());
+        ExecutionException idle = assertThrows(ExecutionException.class, () -> await(result.second()));
+        assertInstanceOf(java.util.concurrent.TimeoutException.class, idle.getCause());
+        await(binding.unbind());
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void withoutHalfCloseTheServersEndClosesTheConnection() throws Exception {
+        RdmaStreams.ServerBinding binding = await(streams.bind(kit.address(0), 8,
+                        RdmaStreams.Options.defaults().withHalfClose(false))
+                .to(Sink.foreach(connection -> connection.handleWith(Flow.fromSinkAndSource(Sink.ignore(),
+                        Source.single(ByteString.fromString("bye"))), system)))
+                .run(system));
+        // the client never ends its upstream: only the server's close ends the connection (with
+        // half-close it would stay open, and its resources live)
+        List<ByteString> heard = await(Source.<ByteString>maybe()
+                .via(streams.outgoingConnection(binding.localAddress()))
+                .runWith(Sink.seq(), system));
+        assertEquals(List.of(ByteString.fromString("bye")), heard);
+        await(binding.unbind());
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void aConnectTimeoutAndALocalAddressAreTheConnects() throws Exception {
+        TestProbe<RdmaProtocol.ListenerEvent> silent = kit.probe(); // never answers a request
+        kit.manager().tell(RdmaProtocol.Listen.on(kit.address(0), silent.getRef()));
+        RdmaProtocol.Listening bound = silent.expectMessageClass(RdmaProtocol.Listening.class, WAIT);
+        InetSocketAddress listening = bound.localAddress();
+        var result = Source.<ByteString>maybe()
+                .viaMat(streams.outgoingConnection(listening, RdmaStreams.Options.defaults()
+                        .withConnectTimeout(Duration.ofMillis(300)).withLocalAddress(kit.address(0))), Keep.right())
+                .toMat(Sink.ignore(), Keep.both())
+                .run(system);
+        ExecutionException timedOut = assertThrows(ExecutionException.class, () -> await(result.first()));
+        assertTrue(timedOut.getCause().getMessage().contains("TimedOut[after=PT0.3S]"), timedOut.getCause().getMessage());
+        silent.expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT).connection()
+                .tell(new RdmaProtocol.Reject(null));
+        kit.unbind(new RdmaTestKit.Listener(silent, bound));
+        kit.awaitNoLeaks(WAIT);
+        RdmaStreams.ServerBinding binding = echoServer(Flow.create());
+        RdmaStreams.OutgoingConnection from = await(Source.single(ByteString.fromString("hi"))
+                .viaMat(streams.outgoingConnection(binding.localAddress(), RdmaStreams.Options.defaults()
+                        .withLocalAddress(kit.address(0))), Keep.right())
+                .to(Sink.ignore()).run(system));
+        assertEquals(kit.address(0).getAddress(), from.localAddress().getAddress());
         await(binding.unbind());
         kit.awaitNoLeaks(WAIT);
     }
