@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import org.apache.pekko.actor.DeadLetterSuppression;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.util.ByteString;
 
@@ -641,7 +642,11 @@ public final class RdmaProtocol {
     public record PathMigrated() implements ConnectionEvent {
     }
 
-    public record Disconnected(DisconnectReason reason) implements ConnectionEvent {
+    /**
+     * The connection ended: the last event its handler hears. Like Pekko IO's ConnectionClosed, one
+     * that finds its handler gone (a stream that failed first) is no dead letter worth a log line.
+     */
+    public record Disconnected(DisconnectReason reason) implements ConnectionEvent, DeadLetterSuppression {
     }
 
     public sealed interface DisconnectReason {
