@@ -96,6 +96,12 @@ final class ConnectionActor {
     }
 
     private static final Object TIMER = "timeout";
+    /**
+     * How long a connection that told Disconnected still answers, at once, the commands that were
+     * on their way to it (a handler's, sent before it processed Disconnected) before it stops and
+     * frees its resources; later ones are answered from their dead letters.
+     */
+    private static final Duration CLOSED_LINGER = Duration.ofMillis(250);
     /** The AddressError status of a host name that does not resolve (-EADDRNOTAVAIL, as rdma_cm reports). */
     static final int UNRESOLVED = -99;
 
@@ -679,12 +685,30 @@ final class ConnectionActor {
                     boolean ownError = reason instanceof RdmaProtocol.ErrorClosed && !peerDisconnected;
                     tellDisconnected(d.failure() != null && !ownError ? new RdmaProtocol.ErrorClosed(d.failure())
                             : ended);
-                    return Behaviors.<ConnectionCommand>stopped();
+                    return lingering();
                 })
                 .onMessage(RdmaProtocol.Register.class, this::onRegister)
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
                 .onMessage(Internal.class, i -> Behaviors.same())
                 .onMessage(ConnectionCommand.class, this::refuseWhileClosing)
+                .onSignal(PostStop.class, s -> release())
+                .build();
+    }
+
+    /**
+     * Disconnected is told and the QP actor refuses data commands itself: for {@link #CLOSED_LINGER}
+     * what comes is answered at once, then the connection stops.
+     */
+    private Behavior<ConnectionCommand> lingering() {
+        timers.startSingleTimer(TIMER, new TimedOut(), CLOSED_LINGER);
+        return Behaviors.receive(ConnectionCommand.class)
+                .onMessage(TimedOut.class, t -> Behaviors.stopped())
+                .onMessage(Internal.class, i -> Behaviors.same())
+                .onMessage(ConnectionCommand.class, c -> {
+                    RdmaProtocol.answerTo(c, handler).tell(new CommandFailed(c,
+                            new RdmaProtocol.ConnectionClosed("the connection is closed")));
+                    return Behaviors.same();
+                })
                 .onSignal(PostStop.class, s -> release())
                 .build();
     }
