@@ -250,6 +250,28 @@ class EveryCommandAnsweredTest {
         kit.awaitNoLeaks(WAIT);
     }
 
+    /** What the handler sent as Disconnected reached it is answered at once, not from a dead letter. */
+    @Test
+    void commandsOnTheirWayAtDisconnectedAreAnsweredWithoutADeadLetter() {
+        TestProbe<org.apache.pekko.actor.DeadLetter> deadLetters = kit.probe();
+        kit.testKit().system().eventStream().tell(new org.apache.pekko.actor.typed.eventstream.EventStream.Subscribe<>(
+                org.apache.pekko.actor.DeadLetter.class, deadLetters.getRef()));
+        RdmaTestKit.Listener listener = kit.listen(4);
+        RdmaTestKit.Pair pair = kit.connect(listener);
+        pair.client().tell(new RdmaProtocol.Close());
+        RdmaTestKit.awaitDisconnected(pair.clientEvents());
+        RdmaProtocol.Send late = RdmaProtocol.Send.of(new byte[] {1}, "late");
+        pair.client().tell(late);
+        RdmaProtocol.Abort abort = new RdmaProtocol.Abort();
+        pair.client().tell(abort);
+        assertSame(late, pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        assertSame(abort, pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        deadLetters.expectNoMessage(Duration.ofMillis(100));
+        RdmaTestKit.awaitDisconnected(pair.serverEvents());
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
     @Test
     void commandsToAConnectionThatStoppedAreAnsweredNotDeadLetters() {
         RdmaTestKit.Listener listener = kit.listen(4);
