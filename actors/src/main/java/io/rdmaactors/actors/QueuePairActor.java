@@ -861,16 +861,14 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         }
         int slot = (int) (wc.wrId() & ~RECEIVE);
         if (wc.hasImmediate() && wc.immData() == RdmaProtocol.RESERVED_IMMEDIATE
-                && wc.opcode() != WcOpcode.RECV_RDMA_WITH_IMM && wc.byteLen() == 0) {
-            peerClosing = true;
-            reposts.add(receiveRequest(buffers.receive, slot));
-            return;
-        }
-        if (wc.hasImmediate() && wc.immData() == RdmaProtocol.RESERVED_IMMEDIATE
                 && wc.opcode() != WcOpcode.RECV_RDMA_WITH_IMM) {
-            ByteBuffer control = buffers.receive.memory(slot).duplicate().order(ByteOrder.BIG_ENDIAN)
-                    .position(buffers.receive.offset(slot)).limit(buffers.receive.offset(slot) + wc.byteLen());
-            onControl(Rendezvous.decode(control));
+            if (wc.byteLen() == 0) {
+                peerClosing = true; // the closing notice carries no bytes
+            } else {
+                ByteBuffer control = buffers.receive.memory(slot).duplicate().order(ByteOrder.BIG_ENDIAN)
+                        .position(buffers.receive.offset(slot)).limit(buffers.receive.offset(slot) + wc.byteLen());
+                onControl(Rendezvous.decode(control));
+            }
             reposts.add(receiveRequest(buffers.receive, slot));
             return;
         }

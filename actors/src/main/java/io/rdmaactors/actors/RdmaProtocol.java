@@ -181,6 +181,12 @@ public final class RdmaProtocol {
      * Asks for the manager's fabric: its resource ledger, and on the soft fabric its fault
      * injection, for tests and diagnostics.
      */
+    public record GetFabric(ActorRef<Fabric> replyTo) implements ManagerCommand {
+        public GetFabric {
+            Objects.requireNonNull(replyTo, "replyTo");
+        }
+    }
+
     /**
      * Fails the manager as an internal error would: its supervisor restarts it, which ends every
      * listener, connection and multicast membership (each handler hears its end) and opens the
@@ -189,12 +195,6 @@ public final class RdmaProtocol {
     public record CrashManager(String why) implements ManagerCommand {
         public CrashManager {
             Objects.requireNonNull(why, "why");
-        }
-    }
-
-    public record GetFabric(ActorRef<Fabric> replyTo) implements ManagerCommand {
-        public GetFabric {
-            Objects.requireNonNull(replyTo, "replyTo");
         }
     }
 
@@ -557,6 +557,11 @@ public final class RdmaProtocol {
     public sealed interface ConnectFailure {
     }
 
+    /** A failure's name and status with the errno it stands for: {@code AddressError(-99 EADDRNOTAVAIL)}. */
+    private static String withErrno(String failure, int status) {
+        return failure + "(" + status + " " + VerbsException.errnoName(status) + ")";
+    }
+
     /**
      * The address did not resolve: {@code status} is rdma_cm's negative errno (-EADDRNOTAVAIL, -99,
      * for a host name that does not resolve; -ENETUNREACH, -101, for an address off the fabric).
@@ -564,7 +569,7 @@ public final class RdmaProtocol {
     public record AddressError(int status) implements ConnectFailure {
         @Override
         public String toString() {
-            return "AddressError(" + status + " " + VerbsException.errnoName(status) + ")";
+            return withErrno("AddressError", status);
         }
     }
 
@@ -572,7 +577,7 @@ public final class RdmaProtocol {
     public record RouteError(int status) implements ConnectFailure {
         @Override
         public String toString() {
-            return "RouteError(" + status + " " + VerbsException.errnoName(status) + ")";
+            return withErrno("RouteError", status);
         }
     }
 
@@ -580,7 +585,7 @@ public final class RdmaProtocol {
     public record Unreachable(int status) implements ConnectFailure {
         @Override
         public String toString() {
-            return "Unreachable(" + status + " " + VerbsException.errnoName(status) + ")";
+            return withErrno("Unreachable", status);
         }
     }
 
@@ -655,7 +660,6 @@ public final class RdmaProtocol {
     /** The peer closed the connection with {@link Close} or {@link ConfirmedClose}. */
     public record PeerClosed() implements DisconnectReason {
     }
-
 
     /** This side's {@link Close}. */
     public record Closed() implements DisconnectReason {

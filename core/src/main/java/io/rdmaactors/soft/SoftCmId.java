@@ -267,10 +267,8 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
 
     /** The first port of the fabric's first device, or null once every device was removed. */
     private SoftPort firstPort() {
-        for (SoftDevice d : fabric.softDevices()) {
-            return d.ports[0]; // a snapshot's first: a device removed meanwhile is not looked up twice
-        }
-        return null;
+        // one look at the list: a device removed between an isEmpty() and a get(0) would throw
+        return fabric.softDevices().stream().findFirst().map(d -> d.ports[0]).orElse(null);
     }
 
     @Override

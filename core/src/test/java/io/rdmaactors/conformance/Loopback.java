@@ -213,27 +213,20 @@ public final class Loopback implements AutoCloseable {
         private Loopback openThroughCm() throws Exception {
             EventChannel serverEvents = cm.createEventChannel();
             EventChannel clientEvents = cm.createEventChannel();
-            CmId listener = cm.createCmId(serverEvents, PortSpace.TCP);
-            listener.bind(new InetSocketAddress("127.0.0.1", 0));
-            listener.listen(4);
+            CmId listener = listenOnLoopback(cm, serverEvents);
             CmId client = cm.createCmId(clientEvents, PortSpace.TCP);
-            client.resolveAddress(null, listener.localAddress(), STEP);
-            assertInstanceOf(CmEvent.AddrResolved.class, clientEvents.await(STEP));
-            client.resolveRoute(STEP);
-            assertInstanceOf(CmEvent.RouteResolved.class, clientEvents.await(STEP));
+            resolve(client, listener.localAddress());
             boolean ownsPd = pd == null;
             ProtectionDomain sharedPd = ownsPd ? device.allocateProtectionDomain() : pd;
             CompletionQueue cqA = device.createCompletionQueue(cqe, null);
             QueuePair qpA = client.createQueuePair(sharedPd, QpInitAttributes.rc(cqA, sendDepth, recvDepth));
             client.connect(ConnectionParameters.of(null));
-            CmEvent.ConnectRequest request = assertInstanceOf(CmEvent.ConnectRequest.class, serverEvents.await(STEP));
-            CmId agent = serverEvents.cmId(request.id());
+            CmId agent = awaitRequest(serverEvents);
             CompletionQueue recvB = cqB != null ? cqB : device.createCompletionQueue(cqe, null);
             QpInitAttributes initB = QpInitAttributes.rc(recvB, sendDepth, recvDepth);
             QueuePair qpB = agent.createQueuePair(sharedPd, srqB == null ? initB : initB.withSrq(srqB));
             agent.accept(ConnectionParameters.of(null));
-            assertInstanceOf(CmEvent.Established.class, clientEvents.await(STEP));
-            assertInstanceOf(CmEvent.Established.class, serverEvents.await(STEP));
+            awaitEstablished(clientEvents, serverEvents);
             if (adjusted) {
                 adjust(qpA, qpB);
             }
@@ -294,28 +287,49 @@ public final class Loopback implements AutoCloseable {
             throws Exception {
         EventChannel serverEvents = fabric.createEventChannel();
         EventChannel clientEvents = fabric.createEventChannel();
-        CmId listener = fabric.createCmId(serverEvents, PortSpace.TCP);
-        listener.bind(new InetSocketAddress("127.0.0.1", 0));
-        listener.listen(4);
+        CmId listener = listenOnLoopback(fabric, serverEvents);
         CmId client = fabric.createCmId(clientEvents, PortSpace.TCP);
         Side a = activeSide(client, listener.localAddress());
         client.connect(connect);
-        CmEvent.ConnectRequest request = assertInstanceOf(CmEvent.ConnectRequest.class, serverEvents.await(STEP));
-        CmId agent = serverEvents.cmId(request.id());
-        assertNotNull(agent, "the connect request's id");
+        CmId agent = awaitRequest(serverEvents);
         Side b = passiveSide(agent);
         agent.accept(accept);
-        assertInstanceOf(CmEvent.Established.class, clientEvents.await(STEP));
-        assertInstanceOf(CmEvent.Established.class, serverEvents.await(STEP));
+        awaitEstablished(clientEvents, serverEvents);
         return new Loopback(a, b, clientEvents, serverEvents, listener);
     }
 
-    /** Resolves {@code id} to {@code server} and gives it a PD, CQ and RC QP, ready to connect. */
-    public static Side activeSide(CmId id, InetSocketAddress server) throws Exception {
+    /** A listening id on 127.0.0.1, an ephemeral port, its events on {@code events}. */
+    private static CmId listenOnLoopback(Fabric fabric, EventChannel events) {
+        CmId listener = fabric.createCmId(events, PortSpace.TCP);
+        listener.bind(new InetSocketAddress("127.0.0.1", 0));
+        listener.listen(4);
+        return listener;
+    }
+
+    /** Resolves {@code id}'s address and route to {@code server}. */
+    private static void resolve(CmId id, InetSocketAddress server) throws Exception {
         id.resolveAddress(null, server, STEP);
         assertInstanceOf(CmEvent.AddrResolved.class, id.channel().await(STEP));
         id.resolveRoute(STEP);
         assertInstanceOf(CmEvent.RouteResolved.class, id.channel().await(STEP));
+    }
+
+    /** The id of the next connect request on {@code serverEvents}. */
+    private static CmId awaitRequest(EventChannel serverEvents) throws Exception {
+        CmEvent.ConnectRequest request = assertInstanceOf(CmEvent.ConnectRequest.class, serverEvents.await(STEP));
+        CmId agent = serverEvents.cmId(request.id());
+        assertNotNull(agent, "the connect request's id");
+        return agent;
+    }
+
+    private static void awaitEstablished(EventChannel clientEvents, EventChannel serverEvents) throws Exception {
+        assertInstanceOf(CmEvent.Established.class, clientEvents.await(STEP));
+        assertInstanceOf(CmEvent.Established.class, serverEvents.await(STEP));
+    }
+
+    /** Resolves {@code id} to {@code server} and gives it a PD, CQ and RC QP, ready to connect. */
+    public static Side activeSide(CmId id, InetSocketAddress server) throws Exception {
+        resolve(id, server);
         return sideOf(id);
     }
 

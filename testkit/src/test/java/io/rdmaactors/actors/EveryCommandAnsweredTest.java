@@ -128,13 +128,18 @@ class EveryCommandAnsweredTest {
         kit.awaitNoLeaks(WAIT);
     }
 
+    /** {@code client} connects to {@code listener}; the request its handler hears, not answered yet. */
+    private RdmaProtocol.ConnectionRequested requestedBy(TestProbe<ConnectionEvent> client,
+                                                         RdmaTestKit.Listener listener) {
+        kit.manager().tell(RdmaProtocol.Connect.to(listener.listening().localAddress(), client.getRef()));
+        return listener.events().expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
+    }
+
     @Test
     void aSecondAcceptBeforeConnectedIsRefusedToTheHandlerItNames() {
         RdmaTestKit.Listener listener = kit.listen(4);
         TestProbe<ConnectionEvent> client = kit.probe();
-        kit.manager().tell(RdmaProtocol.Connect.to(listener.listening().localAddress(), client.getRef()));
-        RdmaProtocol.ConnectionRequested request = listener.events()
-                .expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
+        RdmaProtocol.ConnectionRequested request = requestedBy(client, listener);
         TestProbe<ConnectionEvent> first = kit.probe();
         TestProbe<ConnectionEvent> second = kit.probe();
         request.connection().tell(RdmaProtocol.Accept.with(first.getRef()));
@@ -155,9 +160,7 @@ class EveryCommandAnsweredTest {
     void anAcceptNamingADeadHandlerIsAnsweredToTheListenersHandler() {
         RdmaTestKit.Listener listener = kit.listen(4);
         TestProbe<ConnectionEvent> client = kit.probe();
-        kit.manager().tell(RdmaProtocol.Connect.to(listener.listening().localAddress(), client.getRef()));
-        RdmaProtocol.ConnectionRequested request = listener.events()
-                .expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
+        RdmaProtocol.ConnectionRequested request = requestedBy(client, listener);
         TestProbe<ConnectionEvent> dead = kit.probe();
         dead.stop();
         kit.probe().expectTerminated(dead.getRef(), WAIT); // dead before the command names it
