@@ -181,7 +181,7 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
                         devices.poller(id.device()));
                 ActorRef<SrqActor.Command> srq = getContext().spawn(SrqActor.create(resources, getContext().getSelf(),
                         devices.actor(id.device()), settings), "srq-" + id.handle(),
-                        Props.empty().withDispatcherFromConfig(settings.dispatcher()));
+                        settings.dataPath(m.listen().handler()));
                 shared = new SrqActor.Shared(resources.pd, resources.srq, resources.cq, srq);
             } catch (RuntimeException e) {
                 id.close();

@@ -132,6 +132,14 @@ final class CompletionPoller implements AutoCloseable {
             this.fail = e -> { };
         }
 
+        /**
+         * The provider raises this CQ's events in this process and they are handed on where they
+         * are raised (the soft fabric), not awaited by a poller thread that must be woken.
+         */
+        boolean eventsPushed() {
+            return waiter.pushed;
+        }
+
         /** Takes one of the device's spin turns, if one is free: give it back with {@link #endSpinTurn()}. */
         boolean takeSpinTurn() {
             if (spinTurns.tryAcquire()) {
@@ -190,6 +198,8 @@ final class CompletionPoller implements AutoCloseable {
     private final class Waiter {
         final CompletionChannel channel;
         final Thread thread;
+        /** The channel hands its events to {@link #deliver} on the thread that raises them. */
+        final boolean pushed;
         private final Map<CompletionQueue, Subscription> subscriptions = new ConcurrentHashMap<>();
         /** CQs to destroy between two waits. */
         private final Queue<Subscription> retiring = new ConcurrentLinkedQueue<>();
@@ -199,7 +209,7 @@ final class CompletionPoller implements AutoCloseable {
             this.channel = channel;
             this.thread = new Thread(this::run, name);
             thread.setDaemon(true);
-            channel.deliverTo(this::deliver);
+            this.pushed = channel.deliverTo(this::deliver);
         }
 
         private void deliver(CompletionQueue fired) {

@@ -402,7 +402,7 @@ final class ConnectionActor {
         Behavior<ConnectionCommand> consumer = QueuePairActor.create(qp, buffers, handler, ctx.getSelf(), cq,
                 completions, settings);
         cqActor = ctx.spawn(CompletionQueueActor.create(id, completions, buffers, consumer,
-                Props.empty().withDispatcherFromConfig(settings.dispatcher()), ctx.getSelf()), "cq",
+                settings.dataPath(handler), ctx.getSelf()), "cq",
                 Props.empty().withDispatcherFromConfig(settings.verbsDispatcher()));
         ActorRef<DeviceActor.Command> deviceActor = devices.actor(device);
         if (deviceActor != null) {

@@ -44,8 +44,9 @@ import org.apache.pekko.util.ByteString;
 /**
  * Owns a connection's QP and its registered buffers, and consumes its CQ. It is the connection's
  * data path: the handler's data commands come here straight (its {@code Connected} names this
- * actor), and control commands go on to the connection actor. The data commands of one mailbox
- * run are posted as one work request list (one doorbell), never more than the send queue holds;
+ * actor), and control commands go on to the connection actor. A command to an idle send queue is
+ * posted at once; the data commands of one mailbox run after it are posted as one work request
+ * list (one doorbell), never more than the send queue holds;
  * beyond that they wait in the write queue, in order, and are posted as completions free the send
  * queue. Only when the write queue is full too is a command refused, with WritingSuspended (Pekko
  * IO's NACK protocol). Completions are polled in batches when the device's completion poller says
@@ -283,8 +284,13 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         this.buffers = buffers;
         this.handler = handler;
         this.connection = connection;
-        this.spinNanos = settings.completionSpin().toNanos();
-        this.yieldNanos = settings.completionYield().toNanos();
+        // polling on after completions saves the wake-up that would bring the next one; where the
+        // provider pushes completion events to this actor and its thread polls for work anyway
+        // (the data path's dispatcher), there is none to save, and the polls only delay the other
+        // actors on the thread, the peer's among them
+        boolean nothingToSave = completions.eventsPushed() && SpinningExecutor.onWorkerThread();
+        this.spinNanos = nothingToSave ? 0 : settings.completionSpin().toNanos();
+        this.yieldNanos = nothingToSave ? 0 : settings.completionYield().toNanos();
         this.outstanding = new Object[buffers.send.capacity()];
         this.writeQueueLimit = settings.writeQueue();
         this.maxMessageSize = settings.maxMessageSize();
@@ -374,10 +380,18 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             return this;
         }
         pending.add(command);
-        if (!flushScheduled) {
-            flushScheduled = true;
-            getContext().getSelf().tell(new Flush());
+        if (flushScheduled) {
+            return this;
         }
+        if (pending.size() == 1 && writeQueue.isEmpty() && room() == buffers.send.capacity()) {
+            // nothing outstanding, nothing waiting: posted at once, a request-response connection's
+            // usual case, which then pays no Flush message; a burst's later commands find this one
+            // outstanding and go together after it
+            flush();
+            return this;
+        }
+        flushScheduled = true;
+        getContext().getSelf().tell(new Flush());
         return this;
     }
 

@@ -6,6 +6,7 @@ import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.DispatcherSelector;
 import org.apache.pekko.actor.typed.Extension;
 import org.apache.pekko.actor.typed.ExtensionId;
 import org.apache.pekko.actor.typed.Props;
@@ -65,5 +66,15 @@ public final class Rdma implements Extension {
 
     public RdmaSettings settings() {
         return settings;
+    }
+
+    /**
+     * The data path's dispatcher ({@code rdma-actors.data-path}), for handlers that want the
+     * shortest round trips: spawned with {@code ctx.spawn(handler, name,
+     * Rdma.get(system).dispatcher())}, a handler and its QP actor run on threads that poll for
+     * work before they park, so no thread is woken between them.
+     */
+    public DispatcherSelector dispatcher() {
+        return DispatcherSelector.fromConfig(RdmaSettings.DATA_PATH_DISPATCHER);
     }
 }

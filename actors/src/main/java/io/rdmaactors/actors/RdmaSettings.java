@@ -4,6 +4,11 @@ import com.typesafe.config.Config;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import org.apache.pekko.actor.LocalActorRef;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Props;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
+import org.apache.pekko.dispatch.Dispatchers;
 
 /** The {@code rdma-actors} section of the configuration (see reference.conf). */
 public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int sendQueueDepth,
@@ -23,6 +28,29 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
         require(completionPollers >= 1, "completion-pollers", completionPollers, "at least 1");
         require(!completionSpin.isNegative(), "completion-spin", completionSpin, "not negative");
         require(!completionYield.isNegative(), "completion-yield", completionYield, "not negative");
+    }
+
+    /** {@code dispatcher}'s default: each data path actor runs where the handler it serves runs. */
+    public static final String SAME_AS_HANDLER = "same-as-handler";
+    /** The data path's own dispatcher, whose threads poll for work before they park. */
+    public static final String DATA_PATH_DISPATCHER = "rdma-actors.data-path";
+
+    /**
+     * Where a data path actor serving {@code handler} runs: on the handler's dispatcher unless
+     * {@code dispatcher} names one, so the messages between the two stay within one pool of
+     * threads (a hop from one pool into a fork-join pool wakes one of its threads).
+     */
+    Props dataPath(ActorRef<?> handler) {
+        return Props.empty().withDispatcherFromConfig(dispatcher.equals(SAME_AS_HANDLER)
+                ? dispatcherOf(handler) : dispatcher);
+    }
+
+    /** The dispatcher a local actor runs on; Pekko's default for anything else. */
+    private static String dispatcherOf(ActorRef<?> ref) {
+        if (ref != null && Adapter.toClassic(ref) instanceof LocalActorRef local) {
+            return local.underlying().dispatcher().id();
+        }
+        return Dispatchers.DefaultDispatcherId();
     }
 
     /** A bad value names its key, so a configuration error says which line to fix. */

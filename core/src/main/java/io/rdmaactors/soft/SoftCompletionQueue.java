@@ -28,6 +28,11 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
     private final int capacity;
     private final long handle;
     private final ArrayDeque<Entry> entries = new ArrayDeque<>();
+    /**
+     * How many entries there are, readable without the monitor: a poll of an empty CQ, what a
+     * busy-polling consumer does most, takes no lock, so it never makes the producer wait for it.
+     */
+    private volatile int count;
     private final List<SoftQueuePair> users = new ArrayList<>();
     /** 0: disarmed, 1: next completion, 2: next solicited or error completion. */
     private int armed;
@@ -78,6 +83,7 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
                 return false;
             }
             entries.add(new Entry(wc, qp, sendSeq));
+            count = entries.size();
             fire = armed == 1 || (armed == 2 && (solicited || !wc.isSuccess()));
             if (fire) {
                 armed = 0;
@@ -90,17 +96,23 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
     }
 
     @Override
-    public synchronized int poll(WorkCompletion[] out) {
+    public int poll(WorkCompletion[] out) {
         checkOpen("ibv_poll_cq");
-        int n = 0;
-        while (n < out.length && !entries.isEmpty()) {
-            Entry e = entries.poll();
-            out[n++] = e.wc;
-            if (e.sendSeq >= 0) {
-                e.qp.requester.retire(e.sendSeq);
-            }
+        if (count == 0) {
+            return 0; // a completion pushed meanwhile is taken by the next poll, as from a device's CQ
         }
-        return n;
+        synchronized (this) {
+            int n = 0;
+            while (n < out.length && !entries.isEmpty()) {
+                Entry e = entries.poll();
+                out[n++] = e.wc;
+                if (e.sendSeq >= 0) {
+                    e.qp.requester.retire(e.sendSeq);
+                }
+            }
+            count = entries.size();
+            return n;
+        }
     }
 
     @Override
@@ -154,6 +166,7 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
     void destroy() {
         synchronized (this) {
             entries.clear();
+            count = 0;
         }
         if (channel != null) {
             channel.users.decrementAndGet();

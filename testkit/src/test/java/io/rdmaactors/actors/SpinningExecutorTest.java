@@ -1,0 +1,208 @@
+package io.rdmaactors.actors;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Props;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The data path's executor: every task runs once however it was submitted, a chain of tasks stays
+ * on its thread, a backlog is shared, an idle executor parks all its threads, and shutdown ends
+ * them; a data path actor runs on its handler's dispatcher.
+ */
+class SpinningExecutorTest {
+
+    private final List<Thread> threads = new ArrayList<>();
+    private final ThreadFactory factory = r -> {
+        Thread t = new Thread(r, "spinning-test-" + threads.size());
+        threads.add(t);
+        return t;
+    };
+    private SpinningExecutor executor;
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        if (executor != null) {
+            executor.shutdownNow();
+            assertTrue(executor.awaitTermination(10, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
+    void everyTaskRunsOnceFromOutsideAndFromItsOwnThreads() throws Exception {
+        executor = new SpinningExecutor(3, Duration.ofMillis(1), 1, factory);
+        int submitters = 4;
+        int perSubmitter = 20_000;
+        AtomicInteger ran = new AtomicInteger();
+        CountDownLatch done = new CountDownLatch(submitters * perSubmitter * 2);
+        List<Thread> outside = new ArrayList<>();
+        for (int s = 0; s < submitters; s++) {
+            Thread t = new Thread(() -> {
+                for (int i = 0; i < perSubmitter; i++) {
+                    executor.execute(() -> {
+                        ran.incrementAndGet();
+                        done.countDown();
+                        // a follow-up from a worker goes to its own queue
+                        executor.execute(() -> {
+                            ran.incrementAndGet();
+                            done.countDown();
+                        });
+                    });
+                    if (i % 1000 == 0) {
+                        // lets the workers park now and then, so wake-ups are exercised too
+                        sleep(2);
+                    }
+                }
+            });
+            outside.add(t);
+            t.start();
+        }
+        for (Thread t : outside) {
+            t.join();
+        }
+        assertTrue(done.await(30, TimeUnit.SECONDS), "tasks left: " + done.getCount());
+        Thread.sleep(50);
+        assertEquals(submitters * perSubmitter * 2, ran.get());
+    }
+
+    @Test
+    void aChainOfTasksStaysOnTheThreadThatRunsIt() throws Exception {
+        executor = new SpinningExecutor(2, Duration.ofMillis(5), 2, factory);
+        Set<String> ranOn = ConcurrentHashMap.newKeySet();
+        CountDownLatch done = new CountDownLatch(1);
+        executor.execute(new Runnable() {
+            int left = 10_000;
+
+            @Override
+            public void run() {
+                ranOn.add(Thread.currentThread().getName());
+                if (--left > 0) {
+                    executor.execute(this);
+                } else {
+                    done.countDown();
+                }
+            }
+        });
+        assertTrue(done.await(30, TimeUnit.SECONDS));
+        assertEquals(1, ranOn.size(), "each task handed on to the next on its own thread: " + ranOn);
+    }
+
+    @Test
+    void aBacklogIsSharedWithAnotherThread() throws Exception {
+        executor = new SpinningExecutor(2, Duration.ZERO, 1, factory);
+        Set<String> ranOn = ConcurrentHashMap.newKeySet();
+        CountDownLatch done = new CountDownLatch(4);
+        executor.execute(() -> {
+            for (int i = 0; i < 4; i++) {
+                executor.execute(() -> {
+                    ranOn.add(Thread.currentThread().getName());
+                    sleep(50);
+                    done.countDown();
+                });
+            }
+        });
+        assertTrue(done.await(30, TimeUnit.SECONDS));
+        assertEquals(2, ranOn.size(), "four slow tasks queued by one thread ran on both: " + ranOn);
+    }
+
+    @Test
+    void anIdleExecutorParksEveryThread() throws Exception {
+        executor = new SpinningExecutor(2, Duration.ofMillis(20), 2, factory);
+        CountDownLatch done = new CountDownLatch(1000);
+        for (int i = 0; i < 1000; i++) {
+            executor.execute(done::countDown);
+        }
+        assertTrue(done.await(10, TimeUnit.SECONDS));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!threads.stream().allMatch(t -> t.getState() == Thread.State.WAITING)) {
+            assertTrue(System.nanoTime() < deadline, "threads still running: "
+                    + threads.stream().map(t -> t.getName() + " " + t.getState()).toList());
+            Thread.sleep(10);
+        }
+        // and a task still wakes one
+        CountDownLatch again = new CountDownLatch(1);
+        executor.execute(again::countDown);
+        assertTrue(again.await(10, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void shutdownRunsWhatWasQueuedThenEndsTheThreads() throws Exception {
+        executor = new SpinningExecutor(1, Duration.ZERO, 1, factory);
+        CountDownLatch gate = new CountDownLatch(1);
+        AtomicInteger ran = new AtomicInteger();
+        executor.execute(() -> {
+            await(gate);
+            ran.incrementAndGet();
+        });
+        executor.execute(ran::incrementAndGet);
+        executor.shutdown();
+        assertThrows(RejectedExecutionException.class, () -> executor.execute(ran::incrementAndGet));
+        gate.countDown();
+        assertTrue(executor.awaitTermination(10, TimeUnit.SECONDS));
+        assertTrue(executor.isTerminated());
+        assertEquals(2, ran.get());
+        for (Thread t : threads) {
+            t.join(1000);
+            assertTrue(!t.isAlive(), t.getName() + " ended");
+        }
+    }
+
+    @Test
+    void aDataPathActorRunsOnTheDispatcherOfItsHandler() {
+        ActorTestKit testKit = ActorTestKit.create(ConfigFactory.load());
+        try {
+            RdmaSettings settings = RdmaSettings.from(testKit.system().settings().config());
+            ActorRef<Object> plain = testKit.spawn(Behaviors.empty(), "plain");
+            ActorRef<Object> onDataPath = testKit.spawn(Behaviors.empty(), "on-data-path",
+                    Rdma.get(testKit.system()).dispatcher());
+            assertTrue(threadOf(testKit, settings.dataPath(plain)).contains("pekko.actor.default-dispatcher"));
+            assertTrue(threadOf(testKit, settings.dataPath(onDataPath)).contains(RdmaSettings.DATA_PATH_DISPATCHER));
+        } finally {
+            testKit.shutdownTestKit();
+        }
+    }
+
+    /** The name of the thread an actor spawned with {@code props} runs on. */
+    private static String threadOf(ActorTestKit testKit, Props props) {
+        TestProbe<String> probe = testKit.createTestProbe();
+        testKit.spawn(Behaviors.setup(ctx -> {
+            probe.ref().tell(Thread.currentThread().getName());
+            return Behaviors.empty();
+        }), props);
+        return probe.receiveMessage();
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
