@@ -168,11 +168,11 @@ public final class BenchSupport {
                 fj.getInt("parallelism-min"), fj.getInt("parallelism-max"));
     }
 
-    /** This JVM's -Drdma-actors.* and -Dpekko.* settings, for a child JVM that must run as this one does. */
+    /** This JVM's -Drdma-actors.*, -Dpekko.* and -Dbench.* settings, for a child JVM that must run as this one does. */
     static List<String> settingsForChild() {
         List<String> options = new ArrayList<>();
         for (String key : System.getProperties().stringPropertyNames()) {
-            if (key.startsWith("rdma-actors.") || key.startsWith("pekko.")) {
+            if (key.startsWith("rdma-actors.") || key.startsWith("pekko.") || key.startsWith("bench.")) {
                 options.add("-D" + key + "=" + System.getProperty(key));
             }
         }

@@ -117,12 +117,22 @@ public final class EchoSinkPeer {
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.ConnectionRequested.class, r -> {
-                        r.connection().tell(new RdmaProtocol.Accept(ctx.spawnAnonymous(handler), null));
+                        r.connection().tell(new RdmaProtocol.Accept(ctx.spawnAnonymous(handler, handlerProps(system)),
+                                null));
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.ListenerEvent.class, e -> Behaviors.same())
                     .build();
         });
+    }
+
+    /**
+     * Where the benchmarks' rdma-actors handlers run: Pekko's default dispatcher, or with
+     * {@code -Dbench.handlers=data-path} rdma-actors' own (README, Tuning), in both processes.
+     */
+    static org.apache.pekko.actor.typed.Props handlerProps(ActorSystem<?> system) {
+        return "data-path".equals(System.getProperty("bench.handlers")) ? Rdma.get(system).dispatcher()
+                : org.apache.pekko.actor.typed.Props.empty();
     }
 
     @SuppressWarnings("unchecked")
