@@ -35,7 +35,6 @@ import org.apache.pekko.stream.javadsl.Flow;
 import org.apache.pekko.stream.javadsl.Framing;
 import org.apache.pekko.stream.javadsl.Source;
 import org.apache.pekko.util.ByteString;
-import org.apache.pekko.util.ByteStringBuilder;
 
 /**
  * rdma-actors on the soft fabric against what a Pekko user would pick instead, Pekko TCP, between
@@ -46,9 +45,10 @@ import org.apache.pekko.util.ByteStringBuilder;
  * smaller ones come in one read anyway), 64 B ping-pongs on many connections at once (round trips
  * per second, from the first Send to the last answer), and one-way streaming of 64 B (msg/s) and 64 KiB
  * (MB/s); streams use each transport's own flow control: rdma-actors keeps a send queue's worth of
- * Sends outstanding, each answered by Acked; Pekko IO TCP writes with an ack and, as its
- * documentation's write buffering does, sends on the ack everything the producer made meanwhile in
- * one write (up to the same window of messages). The Streams API against Pekko Streams' {@code Tcp}: an echo of 64 B and 64 KiB
+ * Sends outstanding, each answered by Acked; Pekko IO TCP pipelines a write per 64 B message
+ * without waiting for acks, and on a refusal resumes with ResumeWriting (its NACK-based flow
+ * control), and writes 64 KiB messages ACK-based, the next on the ack of the one before.
+ * The Streams API against Pekko Streams' {@code Tcp}: an echo of 64 B and 64 KiB
  * elements through {@code outgoingConnection}, MB/s echoed; TCP carries bytes, so its client and
  * echo frame the elements with Pekko's simple framing protocol, as RdmaStreams does on the wire, and
  * both deliver the same elements. A 64 B ping-pong beside a 64 KiB stream on another connection
@@ -67,6 +67,8 @@ public final class ActorVersusPekkoTcp {
             + " [--charts=DIR for the PNG charts, default bench/target/charts]";
     /** A send queue's worth (64) less one slot for the end marker. */
     private static final int WINDOW = 63;
+    /** From this size on a TCP stream writes ACK-based, one message in flight: each fills the socket's buffer. */
+    private static final int LARGE_WRITE = 16 * 1024;
     private static final long STEP_SECONDS = 120;
 
     private final ActorSystem<Void> system;
@@ -588,20 +590,21 @@ public final class ActorVersusPekkoTcp {
 
     /** Announces the total, then writes one message per ack; times until the sink's answer. */
     static final class TcpStream extends TcpClient<Double> {
-        /** At most this many bytes in one write: a 64 KiB stream writes two messages at a time. */
-        private static final int MAX_WRITE = 128 * 1024;
         private final StreamControl control;
-        private final int perWrite;
         private long start;
+        /** Messages handed to the connection and not refused. */
         private int sent;
-        /** Messages in the write whose ack is awaited. */
-        private int inFlight;
+        /** A write was refused: the rest wait for WritingResumed. */
+        private boolean suspended;
+
+        /** Writes per turn of the mailbox: WINDOW pipelined small messages, one large one awaiting its ack. */
+        private final int perTurn;
 
         TcpStream(InetSocketAddress remote, int size, int count, CompletableFuture<Double> result,
                   StreamControl control) {
             super(remote, ByteString.fromArray(new byte[size]), count, result);
             this.control = control;
-            this.perWrite = Math.max(1, Math.min(WINDOW, MAX_WRITE / size));
+            this.perTurn = size < LARGE_WRITE ? WINDOW : 1;
         }
 
         @Override
@@ -609,43 +612,71 @@ public final class ActorVersusPekkoTcp {
             start = System.nanoTime();
             ByteString total = ByteString.fromArray(ByteBuffer.allocate(8)
                     .putLong((long) count * message.size()).array());
-            connection.tell(TcpMessage.write(total, Written.INSTANCE), getSelf());
+            connection.tell(TcpMessage.write(total), getSelf());
+            getSelf().tell(Written.INSTANCE, getSelf());
         }
 
         /**
-         * Pekko IO's ACK-based writing with write buffering, as its documentation's echo handler
-         * does: while a write awaits its ack the producer's messages wait, and the ack sends them
-         * all in one write (up to the window the RDMA side keeps in flight, WINDOW messages).
+         * Pekko IO's flow control as its users write. Small messages are pipelined NACK-based: a
+         * write per message with no ack awaited, WINDOW at a time (then a turn of this actor's
+         * mailbox, so a refusal gets in); a write the connection cannot take yet is refused, and
+         * so is every later one, until ResumeWriting is answered with WritingResumed, when writing
+         * goes on from the first one refused. A large message, which fills the socket's buffer by
+         * itself, is written ACK-based, the next on the ack of the one before.
          */
         @Override
         public Receive createReceive() {
             return receive(receiveBuilder()
-                    .match(Written.class, w -> {
-                        control.flowing.complete(null);
-                        control.taken.addAndGet(inFlight);
-                        inFlight = 0;
-                        if (control.stopped) {
-                            if (result.complete((System.nanoTime() - start) / 1e9)) {
-                                connection.tell(TcpMessage.close(), getSelf());
-                            }
-                        } else if (sent < count) {
-                            inFlight = Math.min(perWrite, count - sent);
-                            ByteStringBuilder batch = new ByteStringBuilder();
-                            for (int i = 0; i < inFlight; i++) {
-                                batch.append(message);
-                            }
-                            sent += inFlight;
-                            connection.tell(TcpMessage.write(batch.result(), Written.INSTANCE), getSelf());
+                    .match(Written.class, w -> writeSome())
+                    .match(Tcp.CommandFailed.class, f -> f.cmd() instanceof Tcp.Write write
+                            && write.ack() instanceof Tcp.NoAck refused && refused.token() instanceof Integer, f -> {
+                        if (!suspended) {
+                            suspended = true;
+                            sent = (Integer) ((Tcp.NoAck) ((Tcp.Write) f.cmd()).ack()).token();
+                            control.taken.set(sent);
+                            connection.tell(TcpMessage.resumeWriting(), getSelf());
                         }
+                    })
+                    .match(Tcp.WritingResumed.class, r -> {
+                        suspended = false;
+                        writeSome();
                     })
                     .match(Tcp.Received.class, r -> {
                         result.complete((System.nanoTime() - start) / 1e9);
                         connection.tell(TcpMessage.close(), getSelf());
                     }));
         }
+
+        private void writeSome() {
+            if (suspended) {
+                return;
+            }
+            control.flowing.complete(null);
+            if (control.stopped) {
+                if (result.complete((System.nanoTime() - start) / 1e9)) {
+                    connection.tell(TcpMessage.close(), getSelf());
+                }
+                return;
+            }
+            if (perTurn == 1) {
+                control.taken.set(sent);
+                if (sent < count) {
+                    sent++;
+                    connection.tell(TcpMessage.write(message, Written.INSTANCE), getSelf());
+                }
+                return;
+            }
+            for (int i = 0; i < perTurn && sent < count; i++, sent++) {
+                connection.tell(TcpMessage.write(message, TcpMessage.noAck(sent)), getSelf());
+            }
+            control.taken.set(sent);
+            if (sent < count) {
+                getSelf().tell(Written.INSTANCE, getSelf());
+            }
+        }
     }
 
-    /** The ack of a TCP write. */
+    /** The ack of a TCP write; the TCP stream's turn to write more. */
     static final class Written implements Tcp.Event {
         static final Written INSTANCE = new Written();
     }

@@ -49,7 +49,7 @@ import org.apache.pekko.util.ByteString;
 public final class HardwareRegime {
 
     private static final String USAGE = "HardwareRegime [--rounds=7] [--round-trips=100000] [--warm-up=200000]"
-            + " [--streamed=2000000] [--provider=soft]";
+            + " [--streamed=2000000] [--provider=soft|jna] [--address=127.0.0.1, the RDMA device's on jna]";
     private static final Duration STEP = Duration.ofSeconds(10);
     private static final int DEPTH = 256;
     /** The bare stream's window: messages posted and not yet completed. */
@@ -64,7 +64,7 @@ public final class HardwareRegime {
 
     public static void main(String[] args) {
         BenchSupport.runOrReport("HardwareRegime", () -> run(new BenchSupport.Options(args, USAGE, "rounds",
-                "round-trips", "warm-up", "streamed", "provider")));
+                "round-trips", "warm-up", "streamed", "provider", "address")));
     }
 
     private static void run(BenchSupport.Options options) throws Exception {
@@ -73,6 +73,7 @@ public final class HardwareRegime {
         int warmUp = options.integer("warm-up", 200_000, 1000);
         int streamed = options.integer("streamed", 2_000_000, 10_000);
         String provider = options.string("provider", "soft");
+        String address = options.string("address", "127.0.0.1");
         Map<String, String> fabricOptions = provider.equals("soft") ? Map.of("wire", "sync") : Map.of();
         Config config = ConfigFactory.parseString("pekko.loglevel = WARNING\nrdma-actors.fabric = " + provider
                 + (provider.equals("soft") ? "\nrdma-actors.fabric-options.wire = sync" : ""))
@@ -86,9 +87,9 @@ public final class HardwareRegime {
         Series[] actors = {new Series(), new Series()};
         double[] bareRate = new double[rounds];
         double[] actorRate = new double[rounds];
-        try (BarePair bare64 = new BarePair(provider, fabricOptions, 64);
-             BarePair bare4k = new BarePair(provider, fabricOptions, 4096);
-             ActorPair actorPair = new ActorPair(config)) {
+        try (BarePair bare64 = new BarePair(provider, fabricOptions, address, 64);
+             BarePair bare4k = new BarePair(provider, fabricOptions, address, 4096);
+             ActorPair actorPair = new ActorPair(config, address)) {
             BarePair[] barePairs = {bare64, bare4k};
             for (int s = 0; s < sizes.length; s++) {
                 barePairs[s].pingPong(warmUp);
@@ -251,11 +252,11 @@ public final class HardwareRegime {
         private final End client;
         private final End server;
 
-        BarePair(String provider, Map<String, String> options, int size) throws Exception {
+        BarePair(String provider, Map<String, String> options, String address, int size) throws Exception {
             fabric = Fabric.open(provider, options);
             events = fabric.createEventChannel();
             listener = fabric.createCmId(events, PortSpace.TCP);
-            listener.bind(new InetSocketAddress("127.0.0.1", 0));
+            listener.bind(new InetSocketAddress(address, 0));
             listener.listen(1);
             CmId clientId = fabric.createCmId(events, PortSpace.TCP);
             clientId.resolveAddress(null, listener.localAddress(), STEP);
@@ -357,7 +358,7 @@ public final class HardwareRegime {
     private static final class ActorPair implements AutoCloseable {
         private final ActorSystem<Object> system;
 
-        ActorPair(Config config) throws Exception {
+        ActorPair(Config config, String address) throws Exception {
             CompletableFuture<Void> connected = new CompletableFuture<>();
             system = ActorSystem.create(Behaviors.setup(ctx -> {
                 // handlers on the data path's dispatcher, as the README advises for latency
@@ -365,7 +366,7 @@ public final class HardwareRegime {
                         : Rdma.get(ctx.getSystem()).dispatcher();
                 ActorRef<RdmaProtocol.ConnectionEvent> server = ctx.spawn(echoAndSink(), "server", dispatcher);
                 ActorRef<Object> client = ctx.spawn(client(connected), "client", dispatcher);
-                ctx.spawn(listener(server, client), "listener");
+                ctx.spawn(listener(server, client, address), "listener");
                 return Behaviors.receiveMessage(task -> {
                     client.tell(task);
                     return Behaviors.same();
@@ -394,10 +395,10 @@ public final class HardwareRegime {
         }
 
         private static Behavior<RdmaProtocol.ListenerEvent> listener(ActorRef<RdmaProtocol.ConnectionEvent> server,
-                                                                     ActorRef<Object> client) {
+                                                                     ActorRef<Object> client, String address) {
             return Behaviors.setup(ctx -> {
                 Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(
-                        new InetSocketAddress("127.0.0.1", 0), ctx.getSelf(), 8));
+                        new InetSocketAddress(address, 0), ctx.getSelf(), 8));
                 return Behaviors.receive(RdmaProtocol.ListenerEvent.class)
                         .onMessage(RdmaProtocol.Listening.class, l -> {
                             Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(l.localAddress(),
