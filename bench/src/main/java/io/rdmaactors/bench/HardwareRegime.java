@@ -75,7 +75,9 @@ public final class HardwareRegime {
         String provider = options.string("provider", "soft");
         String address = options.string("address", "127.0.0.1");
         Map<String, String> fabricOptions = provider.equals("soft") ? Map.of("wire", "sync") : Map.of();
-        Config config = ConfigFactory.parseString("pekko.loglevel = WARNING\nrdma-actors.fabric = " + provider
+        // an emulated guest (the jna run under qemu) starts the logger slower than Pekko's 5 s
+        Config config = ConfigFactory.parseString("pekko.loglevel = WARNING\npekko.logger-startup-timeout = 60s"
+                + "\nrdma-actors.fabric = " + provider
                 + (provider.equals("soft") ? "\nrdma-actors.fabric-options.wire = sync" : ""))
                 .withFallback(ConfigFactory.load());
         System.out.printf("HardwareRegime: provider %s %s, %d rounds of %d round trips after %d, %d streamed;"
