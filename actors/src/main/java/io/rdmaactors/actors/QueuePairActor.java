@@ -97,6 +97,8 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private record ChannelFailed(Throwable cause) implements Command {
     }
 
+    /** IB's encoding of the shortest receiver-not-ready wait, 0.01 ms. */
+    private static final int MIN_RNR_TIMER = 1;
     /** At most 2^6 - 1 wake-ups skip their spin after spins that found nothing. */
     private static final int MAX_SKIP_SHIFT = 6;
     /** wr_id bit that marks a receive; the low bits are the buffer slot. */
@@ -323,6 +325,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                 })
                 .onMessage(Open.class, o -> {
                     open = true;
+                    shortenReceiverNotReadyWait();
                     deliverHeld();
                     return this;
                 })
@@ -361,6 +364,21 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                     return this;
                 })
                 .build();
+    }
+
+    /**
+     * A Send that finds no receive posted here is NAKed receiver-not-ready, and its sender waits
+     * the time this QP names before it tries again: rdma_cm sets 0.64 ms, so a stream whose
+     * receiver fell a few messages behind stalled for that long each time. A receive is reposted
+     * within microseconds of its delivery, so the sender is asked to wait the shortest step,
+     * 10 us (RTS to RTS takes the RNR timer; a QP that refuses keeps rdma_cm's).
+     */
+    private void shortenReceiverNotReadyWait() {
+        try {
+            qp.modify(QpAttributes.of().minRnrTimer(MIN_RNR_TIMER));
+        } catch (RuntimeException e) {
+            getContext().getLog().debug("the QP keeps its RNR timer", e);
+        }
     }
 
     /** Control belongs to the connection actor; what the handler sent before it is posted first. */

@@ -10,6 +10,7 @@ import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.Device;
 import io.rdmaactors.verbs.Fabric;
 import io.rdmaactors.verbs.FaultInjector;
+import io.rdmaactors.verbs.QueuePair;
 import io.rdmaactors.verbs.ResourceKind;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -157,6 +158,11 @@ public final class RdmaTestKit implements AutoCloseable {
     /** From now on the connection loses everything it carries, both ways: requests time out in error. */
     public void dropConnection(RdmaProtocol.Connected connection) {
         faults().dropConnection(cmId(connection));
+    }
+
+    /** The connection's QP as the fabric holds it, to check what the actors made of it ({@code query()}). */
+    public QueuePair queuePair(RdmaProtocol.Connected connection) {
+        return cmId(connection).queuePair();
     }
 
     /** The connection's next post fails with {@code errno}, as a device would refuse it. */

@@ -31,6 +31,24 @@ class BufferGrowthTest {
     }
 
     @Test
+    void bothEndsAskTheirSendersToWaitTheShortestReceiverNotReadyStep() {
+        RdmaTestKit.Listener listener = kit.listen(4);
+        RdmaTestKit.Pair pair = kit.connect(listener);
+        // rdma_cm's 0.64 ms (12) stalled a stream each time its receiver fell behind; 1 is 0.01 ms.
+        // The QP actor sets it when its handler has Connected, so the probe may see Connected first
+        for (RdmaProtocol.Connected end : new RdmaProtocol.Connected[] {pair.clientConnected(),
+                pair.serverConnected()}) {
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (kit.queuePair(end).query().minRnrTimer() != 1 && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            assertEquals(1, kit.queuePair(end).query().minRnrTimer());
+        }
+        kit.close(pair);
+        kit.unbind(listener);
+    }
+
+    @Test
     void anIdleConnectionRegistersOneChunkPerEndAndABurstGrowsItWithoutLoss() {
         RdmaTestKit.Listener listener = kit.listen(4);
         long before = kit.fabric().ledger().live(ResourceKind.MEMORY_REGION);
