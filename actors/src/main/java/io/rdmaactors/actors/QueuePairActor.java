@@ -17,7 +17,6 @@ import io.rdmaactors.verbs.QueueFullException;
 import io.rdmaactors.verbs.QueuePair;
 import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.ScatterGatherElement;
-import io.rdmaactors.verbs.SendFlag;
 import io.rdmaactors.verbs.SendWorkRequest;
 import io.rdmaactors.verbs.WcOpcode;
 import io.rdmaactors.verbs.WcStatus;
@@ -99,8 +98,6 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
 
     /** IB's encoding of the shortest receiver-not-ready wait, 0.01 ms. */
     private static final int MIN_RNR_TIMER = 1;
-    /** At most 2^6 - 1 wake-ups skip their spin after spins that found nothing. */
-    private static final int MAX_SKIP_SHIFT = 6;
     /** wr_id bit that marks a receive; the low bits are the buffer slot. */
     private static final long RECEIVE = 1L << 62;
     /**
@@ -203,23 +200,13 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     /** The connection's CQ: this actor is its only consumer; the parent CQ actor destroys it. */
     private final CompletionQueue cq;
     private final CompletionPoller.Subscription completions;
-    private final long spinNanos;
-    private final long yieldNanos;
+    private final CompletionWait wait;
     private final WorkCompletion[] batch = new WorkCompletion[32];
     private final Buffers buffers;
     private ActorRef<ConnectionEvent> handler;
     private final ActorRef<ConnectionCommand> connection;
-    /** What each send slot's work request carries: a user's DataCommand or a rendezvous step. */
-    private final Object[] outstanding;
-    /** The user's Reads among them: what the connection posts meanwhile is fenced behind them. */
-    private int readsOutstanding;
-    private final ArrayDeque<Integer> freeSlots = new ArrayDeque<>();
-    /**
-     * Work waiting for room in the send queue, oldest first: data commands (at most
-     * writeQueueLimit beyond that room) and rendezvous steps.
-     */
-    private final ArrayDeque<Object> writeQueue = new ArrayDeque<>();
-    private final int writeQueueLimit;
+    /** The send slots, what each outstanding request carries, and the write queue. */
+    private final SendQueue sends;
     private final int maxMessageSize;
     /** Large Sends announced, until the peer says Done or they fail, by rendezvous id. */
     private final Map<Integer, LargeSend> announced = new HashMap<>();
@@ -246,19 +233,10 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private boolean flushScheduled;
     /** Polling again after completions, on one of the device's spin turns; re-armed when the spin ends. */
     private boolean spinning;
-    /** When the spin began or last found a completion: it lasts spin + yield from then. */
-    private long lastFound;
-    /** The current spin found a completion. */
-    private boolean spinFound;
-    /** The current spin had a yielding part. */
-    private boolean spinYielded;
     /** A message was ever delivered to the handler: the connection carries requests and answers. */
     private boolean delivered;
     /** Posted since the last message was delivered, on a connection that gets answers: one may come soon. */
     private boolean awaitingAnswer;
-    /** Spins in a row that found nothing, and how many wake-ups go without a spin because of them. */
-    private int missedSpins;
-    private int spinsToSkip;
     private boolean writingSuspended;
     /** The handler sent ResumeWriting: resume once half the send queue is free. */
     private boolean resumeRequested;
@@ -291,10 +269,9 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         // (the data path's dispatcher), there is none to save, and the polls only delay the other
         // actors on the thread, the peer's among them
         boolean nothingToSave = completions.eventsPushed() && SpinningExecutor.onWorkerThread();
-        this.spinNanos = nothingToSave ? 0 : settings.completionSpin().toNanos();
-        this.yieldNanos = nothingToSave ? 0 : settings.completionYield().toNanos();
-        this.outstanding = new Object[buffers.send.capacity()];
-        this.writeQueueLimit = settings.writeQueue();
+        this.wait = nothingToSave ? new CompletionWait(0, 0) : new CompletionWait(
+                settings.completionSpin().toNanos(), settings.completionYield().toNanos());
+        this.sends = new SendQueue(buffers.send, settings.writeQueue());
         this.maxMessageSize = settings.maxMessageSize();
         this.completions = completions;
         completions.route(ctx.getSelf(), new Notified(), ChannelFailed::new);
@@ -401,7 +378,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         if (flushScheduled) {
             return this;
         }
-        if (pending.size() == 1 && writeQueue.isEmpty() && room() == buffers.send.capacity()) {
+        if (pending.size() == 1 && sends.idle()) {
             // nothing outstanding, nothing waiting: posted at once, a request-response connection's
             // usual case, which then pays no Flush message; a burst's later commands find this one
             // outstanding and go together after it
@@ -421,10 +398,10 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private void flush() {
         flushScheduled = false;
         for (DataCommand command : pending) {
-            if (writingSuspended || writeQueue.size() >= writeQueueLimit + room()) {
+            if (writingSuspended || !sends.hasRoomForCommand()) {
                 refuseFull(command);
             } else {
-                writeQueue.add(command);
+                sends.enqueue(command);
             }
         }
         pending.clear();
@@ -436,14 +413,9 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         (command.replyTo() != null ? command.replyTo() : handler).tell(event);
     }
 
-    /** Free send queue entries: registered slots not in use, and slots not yet registered. */
-    private int room() {
-        return buffers.send.capacity() - (buffers.send.allocated() - freeSlots.size());
-    }
-
     /** Posts the head of the write queue as one list; a request the QP refuses fails alone, the rest are posted. */
     private void postQueued() {
-        int n = Math.min(room(), writeQueue.size());
+        int n = sends.postable();
         if (n == 0) {
             return;
         }
@@ -451,10 +423,10 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         int[] slots = new int[n];
         int count = 0;
         for (int i = 0; i < n; i++) {
-            Object item = writeQueue.poll();
+            Object item = sends.nextWaiting();
             int slot;
             try {
-                slot = takeSlot();
+                slot = sends.takeSlot();
             } catch (RuntimeException e) {
                 fail(item, e); // registering more slots failed (a removed device): the command is answered
                 continue;
@@ -463,13 +435,14 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                 if (item instanceof RdmaProtocol.Send send && send.data().size() > buffers.send.slotSize()) {
                     item = announce(send);
                 }
-                requests[count] = fenced(request(item, slot), item);
+                requests[count] = sends.fenced(request(item, slot),
+                        item instanceof RdmaProtocol.Read || item instanceof LargeRead);
             } catch (RuntimeException e) {
-                releaseSlot(slot);
+                sends.releaseSlot(slot);
                 fail(item, e);
                 continue;
             }
-            hold(slot, item);
+            sends.hold(slot, item);
             slots[count++] = slot;
         }
         for (int from = 0; from < count; ) {
@@ -489,25 +462,10 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         }
     }
 
-    /** A free send slot, registering more while the queue depth allows; only called when room() > 0. */
-    private int takeSlot() {
-        if (freeSlots.isEmpty()) {
-            int first = buffers.send.grow();
-            for (int slot = first; first >= 0 && slot < buffers.send.allocated(); slot++) {
-                freeSlots.add(slot);
-            }
-        }
-        return freeSlots.remove();
-    }
-
-    private void releaseSlot(int slot) {
-        freeSlots.addFirst(slot);
-    }
-
     private void refuseFull(DataCommand command) {
         answer(command, new CommandFailed(command, new QueueFullException("ibv_post_send",
-                "the send queue holds " + buffers.send.capacity() + " requests and the write queue "
-                        + writeQueueLimit + " (rdma-actors.write-queue)")));
+                "the send queue holds " + sends.capacity() + " requests and the write queue "
+                        + sends.limit() + " (rdma-actors.write-queue)")));
         if (!writingSuspended) {
             writingSuspended = true;
             handler.tell(new RdmaProtocol.WritingSuspended());
@@ -515,36 +473,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     }
 
     private void unpost(int slot, RuntimeException cause) {
-        fail(vacate(slot), cause);
-    }
-
-    /**
-     * A Read's data is taken from the peer's memory as its response goes out, so on verbs a later
-     * request of this connection (a Write there, a Send whose receiver then writes) may change what
-     * it returns: whatever follows an outstanding Read, other than another read, waits for it
-     * (IBV_SEND_FENCE), so that the connection's commands take effect in the order they came.
-     */
-    private SendWorkRequest fenced(SendWorkRequest request, Object item) {
-        boolean read = item instanceof RdmaProtocol.Read || item instanceof LargeRead;
-        return readsOutstanding > 0 && !read ? request.with(SendFlag.FENCE) : request;
-    }
-
-    private void hold(int slot, Object item) {
-        outstanding[slot] = item;
-        if (item instanceof RdmaProtocol.Read) {
-            readsOutstanding++;
-        }
-    }
-
-    /** Frees a send slot and returns what it carried. */
-    private Object vacate(int slot) {
-        Object item = outstanding[slot];
-        outstanding[slot] = null;
-        if (item instanceof RdmaProtocol.Read) {
-            readsOutstanding--;
-        }
-        releaseSlot(slot);
-        return item;
+        fail(sends.vacate(slot), cause);
     }
 
     /**
@@ -573,13 +502,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         flushScheduled = false;
         pending.forEach(c -> fail(c, new ConnectionClosed(why)));
         pending.clear();
-        writeQueue.forEach(item -> fail(item, new ConnectionClosed(why)));
-        writeQueue.clear();
-        for (int slot = 0; slot < outstanding.length; slot++) {
-            if (outstanding[slot] != null) {
-                unpost(slot, new ConnectionClosed(why));
-            }
-        }
+        sends.drain().forEach(item -> fail(item, new ConnectionClosed(why)));
         List.copyOf(announced.values()).forEach(large -> fail(large, new ConnectionClosed(why)));
         rendezvousRegions.keySet().forEach(MemoryRegion::close);
         rendezvousRegions.clear();
@@ -632,8 +555,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
 
     /** Nothing outstanding: the closing notice goes last; Quiesced follows its completion. */
     private void reportQuiesced() {
-        if (quiescing && !closingNoticePosted && writeQueue.isEmpty() && announced.isEmpty()
-                && room() == buffers.send.capacity()) {
+        if (quiescing && !closingNoticePosted && sends.idle() && announced.isEmpty()) {
             closingNoticePosted = true;
             try {
                 qp.postSend(SendWorkRequest.sendWithImmediate(CLOSING, RdmaProtocol.RESERVED_IMMEDIATE));
@@ -658,19 +580,13 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         if (closed) {
             return this;
         }
-        boolean skip = spinNanos + yieldNanos == 0 || spinsToSkip > 0;
-        if (skip || !(spinning || completions.takeSpinTurn())) {
-            if (skip) {
-                spinsToSkip = Math.max(0, spinsToSkip - 1);
-            }
+        if (wait.skipsSpin() || !(spinning || completions.takeSpinTurn())) {
             completions.rearm();
             pollAll();
             return this;
         }
         pollAll();
-        lastFound = System.nanoTime();
-        spinFound = false;
-        spinYielded = false;
+        wait.begin(System.nanoTime());
         if (!spinning) {
             spinning = true;
             getContext().getSelf().tell(new PollAgain());
@@ -685,37 +601,24 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             return this;
         }
         if (pollAll() > 0) {
-            lastFound = System.nanoTime();
-            spinFound = true;
+            wait.found(System.nanoTime());
         }
-        long waited = System.nanoTime() - lastFound;
-        // the yielding part only while an answer is awaited: a stream's two ends, which never wait
-        // for one, would only give their turns away
-        boolean yielding = waited >= spinNanos && waited < spinNanos + yieldNanos && awaitingAnswer;
-        spinYielded |= yielding;
-        if (waited < spinNanos || yielding) {
-            if (yielding) {
+        switch (wait.next(System.nanoTime(), awaitingAnswer)) {
+            case POLL -> getContext().getSelf().tell(new PollAgain());
+            case YIELD_THEN_POLL -> {
                 // whoever shares this core (the peer, an I/O thread) runs first
                 Thread.yield();
+                getContext().getSelf().tell(new PollAgain());
             }
-            getContext().getSelf().tell(new PollAgain());
-            return this;
-        }
-        completions.rearm();
-        if (pollAll() > 0) {
-            lastFound = System.nanoTime();
-            getContext().getSelf().tell(new PollAgain());
-        } else {
-            endSpin();
-            // a spin that found nothing only cost CPU (the peer answers slower than the spin):
-            // skip the next ones, twice as many after each such spin, and try again after that.
-            // One that took no time (no busy part, nothing awaited) proves nothing either way.
-            if (spinFound) {
-                missedSpins = 0;
-                spinsToSkip = 0;
-            } else if (spinNanos > 0 || spinYielded) {
-                missedSpins = Math.min(missedSpins + 1, MAX_SKIP_SHIFT);
-                spinsToSkip = (1 << missedSpins) - 1;
+            case REARM -> {
+                completions.rearm();
+                if (pollAll() > 0) {
+                    wait.foundAfterRearm(System.nanoTime());
+                    getContext().getSelf().tell(new PollAgain());
+                } else {
+                    endSpin();
+                    wait.end();
+                }
             }
         }
         return this;
@@ -837,8 +740,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         if (!writingSuspended || !resumeRequested) {
             return;
         }
-        int capacity = buffers.send.capacity();
-        if (writeQueue.isEmpty() && room() >= (capacity + 1) / 2) {
+        if (sends.nothingWaiting() && sends.room() >= (sends.capacity() + 1) / 2) {
             writingSuspended = false;
             resumeRequested = false;
             handler.tell(new RdmaProtocol.WritingResumed());
@@ -847,10 +749,10 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
 
     private void onSendCompletion(WorkCompletion wc) {
         int slot = (int) wc.wrId();
-        if (outstanding[slot] == null) {
+        if (!sends.holds(slot)) {
             return; // already answered when the connection closed
         }
-        Object item = vacate(slot);
+        Object item = sends.vacate(slot);
         if (!wc.isSuccess()) {
             RdmaProtocol.WorkRequestFailed failed = new RdmaProtocol.WorkRequestFailed(wc.status());
             boolean first = wc.status() != WcStatus.WR_FLUSH_ERR && failure == null;
@@ -870,7 +772,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         if (item instanceof LargeRead read) {
             read.into().data = RendezvousMemory.copyOut(read.region().buffer());
             recycle(read.region());
-            writeQueue.add(new SendDone(new Rendezvous.Done(read.ready().id())));
+            sends.enqueue(new SendDone(new Rendezvous.Done(read.ready().id())));
             deliverHeld();
             return;
         }
@@ -939,7 +841,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             Large large = new Large(ready.immediate());
             MemoryRegion region = registerRendezvous(ready.length(), null, Set.of(Access.LOCAL_WRITE));
             inbound.add(large);
-            writeQueue.add(new LargeRead(ready, large, region));
+            sends.enqueue(new LargeRead(ready, large, region));
         } else if (message instanceof Rendezvous.Done done) {
             LargeSend large = announced.remove(done.id());
             if (large != null) {

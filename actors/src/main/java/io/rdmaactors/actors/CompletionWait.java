@@ -1,0 +1,97 @@
+package io.rdmaactors.actors;
+
+/**
+ * How a QP actor waits for its next completion after it took some: it polls on for {@code spin},
+ * then, while an answer to what it sent is awaited, for {@code yield} more with a yield of its
+ * thread between polls, and then re-arms the CQ and sleeps until the completion channel wakes it.
+ * A spin that found nothing only cost CPU (the peer answers slower than the spin), so the next
+ * wake-ups skip theirs: 1, 3, 7 ... up to 63 after as many such spins in a row, and none after a
+ * spin that found something. The actor polls; this decides. Single-threaded: the actor's.
+ */
+final class CompletionWait {
+
+    /** What the spin does after a poll. */
+    enum Step { POLL, YIELD_THEN_POLL, REARM }
+
+    /** At most 2^6 - 1 wake-ups skip their spin after spins that found nothing. */
+    private static final int MAX_SKIP_SHIFT = 6;
+
+    private final long spinNanos;
+    private final long yieldNanos;
+    /** When the spin began or last found a completion: it lasts spin + yield from then. */
+    private long lastFound;
+    /** The current spin found a completion. */
+    private boolean found;
+    /** The current spin had a yielding part. */
+    private boolean yielded;
+    /** Spins in a row that found nothing, and how many wake-ups go without a spin because of them. */
+    private int missedSpins;
+    private int toSkip;
+
+    CompletionWait(long spinNanos, long yieldNanos) {
+        this.spinNanos = spinNanos;
+        this.yieldNanos = yieldNanos;
+    }
+
+    /** Whether this wake-up goes without a spin: there is none to make, or earlier ones found nothing. */
+    boolean skipsSpin() {
+        if (spinNanos + yieldNanos == 0) {
+            return true;
+        }
+        if (toSkip > 0) {
+            toSkip--;
+            return true;
+        }
+        return false;
+    }
+
+    /** A spin begins (or, on a wake-up during one, begins again) at {@code now}. */
+    void begin(long now) {
+        lastFound = now;
+        found = false;
+        yielded = false;
+    }
+
+    /** A poll of the spin found completions. */
+    void found(long now) {
+        lastFound = now;
+        found = true;
+    }
+
+    /** The poll after the re-arm found completions: the spin goes on from {@code now}. */
+    void foundAfterRearm(long now) {
+        lastFound = now;
+    }
+
+    /**
+     * After a poll at {@code now}: poll on while the busy part lasts; then yield between polls while
+     * an answer is awaited (a stream's two ends, which never await one, would only give their turns
+     * away); then re-arm.
+     */
+    Step next(long now, boolean awaitingAnswer) {
+        long waited = now - lastFound;
+        if (waited < spinNanos) {
+            return Step.POLL;
+        }
+        if (waited < spinNanos + yieldNanos && awaitingAnswer) {
+            yielded = true;
+            return Step.YIELD_THEN_POLL;
+        }
+        return Step.REARM;
+    }
+
+    /**
+     * The spin ended with nothing after the re-arm. One that found something clears the skips; one
+     * that found nothing doubles them; one that took no time (no busy part, nothing awaited) proves
+     * nothing either way.
+     */
+    void end() {
+        if (found) {
+            missedSpins = 0;
+            toSkip = 0;
+        } else if (spinNanos > 0 || yielded) {
+            missedSpins = Math.min(missedSpins + 1, MAX_SKIP_SHIFT);
+            toSkip = (1 << missedSpins) - 1;
+        }
+    }
+}

@@ -1,0 +1,142 @@
+package io.rdmaactors.actors;
+
+import io.rdmaactors.verbs.SendFlag;
+import io.rdmaactors.verbs.SendWorkRequest;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A connection's send side, as its QP actor keeps it: a registered slot per work request that may
+ * be outstanding (send queue depth), what each outstanding request carries until it completes,
+ * and the write queue of what waits, in order, for a slot. It also knows which requests a later
+ * one must be fenced behind. Single-threaded: the QP actor's.
+ */
+final class SendQueue {
+
+    private final RegisteredSlots slots;
+    /** What each slot's work request carries: a user's data command or a rendezvous step. */
+    private final Object[] outstanding;
+    private final ArrayDeque<Integer> freeSlots = new ArrayDeque<>();
+    /**
+     * Work waiting for room in the send queue, oldest first: data commands (at most limit beyond
+     * that room) and rendezvous steps.
+     */
+    private final ArrayDeque<Object> waiting = new ArrayDeque<>();
+    private final int limit;
+    /** The user's Reads outstanding: what is posted meanwhile is fenced behind them. */
+    private int readsOutstanding;
+
+    /** @param limit data commands the write queue holds beyond the send queue's room (rdma-actors.write-queue) */
+    SendQueue(RegisteredSlots slots, int limit) {
+        this.slots = slots;
+        this.limit = limit;
+        this.outstanding = new Object[slots.capacity()];
+    }
+
+    RegisteredSlots slots() {
+        return slots;
+    }
+
+    int capacity() {
+        return slots.capacity();
+    }
+
+    int limit() {
+        return limit;
+    }
+
+    /** Free send queue entries: registered slots not in use, and slots not yet registered. */
+    int room() {
+        return slots.capacity() - (slots.allocated() - freeSlots.size());
+    }
+
+    /** Nothing outstanding and nothing waiting. */
+    boolean idle() {
+        return waiting.isEmpty() && room() == slots.capacity();
+    }
+
+    boolean nothingWaiting() {
+        return waiting.isEmpty();
+    }
+
+    /** Whether the write queue takes another data command. */
+    boolean hasRoomForCommand() {
+        return waiting.size() < limit + room();
+    }
+
+    /** Work for a slot, behind what already waits. */
+    void enqueue(Object item) {
+        waiting.add(item);
+    }
+
+    /** How many waiting items could be posted now. */
+    int postable() {
+        return Math.min(room(), waiting.size());
+    }
+
+    Object nextWaiting() {
+        return waiting.poll();
+    }
+
+    /** A free slot, registering more while the queue depth allows; only called when room() > 0. */
+    int takeSlot() {
+        if (freeSlots.isEmpty()) {
+            int first = slots.grow();
+            for (int slot = first; first >= 0 && slot < slots.allocated(); slot++) {
+                freeSlots.add(slot);
+            }
+        }
+        return freeSlots.remove();
+    }
+
+    /** A slot taken for an item that was not posted after all. */
+    void releaseSlot(int slot) {
+        freeSlots.addFirst(slot);
+    }
+
+    /** The item is posted in {@code slot}: it is outstanding until {@link #vacate}. */
+    void hold(int slot, Object item) {
+        outstanding[slot] = item;
+        if (item instanceof RdmaProtocol.Read) {
+            readsOutstanding++;
+        }
+    }
+
+    boolean holds(int slot) {
+        return outstanding[slot] != null;
+    }
+
+    /** Frees a slot whose request completed (or will not) and returns what it carried. */
+    Object vacate(int slot) {
+        Object item = outstanding[slot];
+        outstanding[slot] = null;
+        if (item instanceof RdmaProtocol.Read) {
+            readsOutstanding--;
+        }
+        releaseSlot(slot);
+        return item;
+    }
+
+    /**
+     * A Read's data is taken from the peer's memory as its response goes out, so on verbs a later
+     * request of this connection (a Write there, a Send whose receiver then writes) may change what
+     * it returns: whatever follows an outstanding Read, other than another read, waits for it
+     * (IBV_SEND_FENCE), so that the connection's commands take effect in the order they came.
+     */
+    SendWorkRequest fenced(SendWorkRequest request, boolean read) {
+        return readsOutstanding > 0 && !read ? request.with(SendFlag.FENCE) : request;
+    }
+
+    /** Empties the queue: what waited, then what was outstanding, each once, in that order. */
+    List<Object> drain() {
+        List<Object> all = new ArrayList<>(waiting);
+        waiting.clear();
+        for (int slot = 0; slot < outstanding.length; slot++) {
+            if (outstanding[slot] != null) {
+                all.add(vacate(slot));
+            }
+        }
+        return all;
+    }
+}

@@ -1,0 +1,59 @@
+package io.rdmaactors.actors;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmaactors.actors.CompletionWait.Step;
+import org.junit.jupiter.api.Test;
+
+/** The QP actor's wait for completions, decided without an actor or a clock of its own. */
+class CompletionWaitTest {
+
+    private static final long SPIN = 20_000;
+    private static final long YIELD = 80_000;
+
+    @Test
+    void aSpinPollsBusyThenYieldsOnlyWhileAnAnswerIsAwaitedThenReArms() {
+        CompletionWait wait = new CompletionWait(SPIN, YIELD);
+        assertFalse(wait.skipsSpin());
+        wait.begin(0);
+        assertEquals(Step.POLL, wait.next(SPIN - 1, true));
+        assertEquals(Step.YIELD_THEN_POLL, wait.next(SPIN, true));
+        assertEquals(Step.REARM, wait.next(SPIN, false), "a stream's end, awaiting nothing, does not yield");
+        assertEquals(Step.REARM, wait.next(SPIN + YIELD, true));
+        wait.found(SPIN + YIELD);
+        assertEquals(Step.POLL, wait.next(SPIN + YIELD + 1, true), "a completion found starts the spin anew");
+    }
+
+    @Test
+    void spinsThatFindNothingMakeTwiceAsManyWakeUpsSkipTheirsAndOneThatFindsClearsThem() {
+        CompletionWait wait = new CompletionWait(SPIN, YIELD);
+        for (int expected : new int[] {1, 3, 7}) {
+            wait.begin(0);
+            wait.end();
+            for (int i = 0; i < expected; i++) {
+                assertTrue(wait.skipsSpin(), "skip " + i + " of " + expected);
+            }
+            assertFalse(wait.skipsSpin());
+        }
+        wait.begin(0);
+        wait.found(5);
+        wait.end();
+        assertFalse(wait.skipsSpin(), "a spin that found something clears the skips");
+        wait.begin(0);
+        wait.end();
+        assertTrue(wait.skipsSpin());
+        assertFalse(wait.skipsSpin(), "and starts the doubling over");
+    }
+
+    @Test
+    void noWaitSkipsEverySpinAndASpinThatTookNoTimeProvesNothing() {
+        assertTrue(new CompletionWait(0, 0).skipsSpin());
+        CompletionWait yieldOnly = new CompletionWait(0, YIELD);
+        yieldOnly.begin(0);
+        assertEquals(Step.REARM, yieldOnly.next(0, false));
+        yieldOnly.end();
+        assertFalse(yieldOnly.skipsSpin(), "no busy part and nothing awaited: no reason to skip the next");
+    }
+}
