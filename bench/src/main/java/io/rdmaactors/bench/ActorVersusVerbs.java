@@ -2,13 +2,10 @@ package io.rdmaactors.bench;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
-import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
-import io.rdmaactors.cm.CmEvent;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.CompletionChannel;
 import io.rdmaactors.verbs.CompletionQueue;
-import io.rdmaactors.verbs.ConnectionParameters;
 import io.rdmaactors.verbs.EventChannel;
 import io.rdmaactors.verbs.Fabric;
 import io.rdmaactors.verbs.MemoryRegion;
@@ -23,6 +20,7 @@ import io.rdmaactors.verbs.WorkCompletion;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -185,18 +183,9 @@ public final class ActorVersusVerbs {
             CmId listener = fabric.createCmId(events, PortSpace.TCP);
             listener.bind(new InetSocketAddress("127.0.0.1", 0));
             listener.listen(1);
-            CmId clientId = fabric.createCmId(events, PortSpace.TCP);
-            clientId.resolveAddress(null, listener.localAddress(), STEP);
-            expect(events, CmEvent.AddrResolved.class);
-            clientId.resolveRoute(STEP);
-            expect(events, CmEvent.RouteResolved.class);
-            Side client = new Side(clientId);
-            clientId.connect(ConnectionParameters.of(null));
-            CmEvent.ConnectRequest request = expect(events, CmEvent.ConnectRequest.class);
-            Side server = new Side(events.cmId(request.id()));
-            server.id.accept(ConnectionParameters.of(null));
-            expect(events, CmEvent.Established.class);
-            expect(events, CmEvent.Established.class);
+            List<Side> ends = BenchSupport.connectEnds(fabric, events, listener, Side::new, STEP);
+            Side client = ends.get(0);
+            Side server = ends.get(1);
             double result = run.apply(client, server);
             client.close();
             server.close();
@@ -207,14 +196,6 @@ public final class ActorVersusVerbs {
             }
             return result;
         }
-    }
-
-    private static <E extends CmEvent> E expect(EventChannel events, Class<E> kind) throws Exception {
-        CmEvent e = events.await(STEP);
-        if (!kind.isInstance(e)) {
-            throw new IllegalStateException("expected " + kind.getSimpleName() + ", got " + e);
-        }
-        return kind.cast(e);
     }
 
     /** Mean round trip in microseconds. */
@@ -289,23 +270,8 @@ public final class ActorVersusVerbs {
         CompletableFuture<Double> result = new CompletableFuture<>();
         ActorSystem<Void> system = ActorSystem.create(Behaviors.setup(ctx -> {
             ActorRef<RdmaProtocol.ConnectionEvent> handler = ctx.spawn(serverHandler, "server-handler");
-            ctx.spawn(Behaviors.<RdmaProtocol.ListenerEvent>setup(listenCtx -> {
-                Rdma.get(listenCtx.getSystem()).manager().tell(new RdmaProtocol.Listen(
-                        new InetSocketAddress("127.0.0.1", 0), listenCtx.getSelf(), 8));
-                return Behaviors.receive(RdmaProtocol.ListenerEvent.class)
-                        .onMessage(RdmaProtocol.Listening.class, l -> {
-                            ActorRef<RdmaProtocol.ConnectionEvent> c = listenCtx.spawn(
-                                    client.apply(result), "client");
-                            Rdma.get(listenCtx.getSystem()).manager().tell(RdmaProtocol.Connect.to(l.localAddress(), c).withTimeout(STEP));
-                            return Behaviors.same();
-                        })
-                        .onMessage(RdmaProtocol.ConnectionRequested.class, r -> {
-                            r.connection().tell(new RdmaProtocol.Accept(handler, null));
-                            return Behaviors.same();
-                        })
-                        .onMessage(RdmaProtocol.ListenerEvent.class, e -> Behaviors.same())
-                        .build();
-            }), "listener");
+            ctx.spawn(BenchSupport.selfConnecting(new InetSocketAddress("127.0.0.1", 0), handler,
+                    listenCtx -> listenCtx.spawn(client.apply(result), "client"), STEP), "listener");
             return Behaviors.empty();
         }), "bench", ConfigFactory.parseString("pekko.loglevel = WARNING").withFallback(CONFIG));
         try {

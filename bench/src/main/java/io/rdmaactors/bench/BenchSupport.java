@@ -1,9 +1,16 @@
 package io.rdmaactors.bench;
 
 import com.typesafe.config.Config;
+import io.rdmaactors.actors.Rdma;
+import io.rdmaactors.actors.RdmaProtocol;
 import io.rdmaactors.cm.CmEvent;
+import io.rdmaactors.verbs.CmId;
+import io.rdmaactors.verbs.ConnectionParameters;
 import io.rdmaactors.verbs.EventChannel;
+import io.rdmaactors.verbs.Fabric;
+import io.rdmaactors.verbs.PortSpace;
 import java.io.File;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -11,6 +18,11 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
 
 /** What the benchmarks share: options, CM event waits, statistics, formatting. */
 public final class BenchSupport {
@@ -92,6 +104,53 @@ public final class BenchSupport {
             throw new IllegalStateException("expected " + kind.getSimpleName() + ", got " + event);
         }
         return kind.cast(event);
+    }
+
+    /**
+     * Connects a client id to {@code listener} (bound and listening on {@code events} of {@code fabric}) through the
+     * CM: {@code end} makes each side's QP on its id, the client's once its route is resolved, the
+     * server's on the request; returns {client, server} once both are established.
+     */
+    static <E> List<E> connectEnds(Fabric fabric, EventChannel events, CmId listener, Function<CmId, E> end,
+                                   Duration step) throws Exception {
+        CmId clientId = fabric.createCmId(events, PortSpace.TCP);
+        clientId.resolveAddress(null, listener.localAddress(), step);
+        expect(events, CmEvent.AddrResolved.class, step);
+        clientId.resolveRoute(step);
+        expect(events, CmEvent.RouteResolved.class, step);
+        E client = end.apply(clientId);
+        clientId.connect(ConnectionParameters.of(null));
+        CmId serverId = events.cmId(expect(events, CmEvent.ConnectRequest.class, step).id());
+        E server = end.apply(serverId);
+        serverId.accept(ConnectionParameters.of(null));
+        expect(events, CmEvent.Established.class, step);
+        expect(events, CmEvent.Established.class, step);
+        return List.of(client, server);
+    }
+
+    /**
+     * A listener on {@code address} that connects a client to itself: on Listening it connects the
+     * handler {@code client} makes, and accepts each request for {@code server}.
+     */
+    static Behavior<RdmaProtocol.ListenerEvent> selfConnecting(
+            InetSocketAddress address, ActorRef<RdmaProtocol.ConnectionEvent> server,
+            Function<ActorContext<RdmaProtocol.ListenerEvent>, ActorRef<RdmaProtocol.ConnectionEvent>> client,
+            Duration timeout) {
+        return Behaviors.setup(ctx -> {
+            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(address, ctx.getSelf(), 8));
+            return Behaviors.receive(RdmaProtocol.ListenerEvent.class)
+                    .onMessage(RdmaProtocol.Listening.class, l -> {
+                        Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(l.localAddress(),
+                                client.apply(ctx)).withTimeout(timeout));
+                        return Behaviors.same();
+                    })
+                    .onMessage(RdmaProtocol.ConnectionRequested.class, r -> {
+                        r.connection().tell(new RdmaProtocol.Accept(server, null));
+                        return Behaviors.same();
+                    })
+                    .onMessage(RdmaProtocol.ListenerEvent.class, e -> Behaviors.same())
+                    .build();
+        });
     }
 
     /** Waits for the next event of a kind, skipping others (late TIMEWAIT_EXIT and the like). */

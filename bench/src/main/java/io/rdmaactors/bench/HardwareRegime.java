@@ -4,10 +4,8 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
-import io.rdmaactors.cm.CmEvent;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.CompletionQueue;
-import io.rdmaactors.verbs.ConnectionParameters;
 import io.rdmaactors.verbs.EventChannel;
 import io.rdmaactors.verbs.Fabric;
 import io.rdmaactors.verbs.MemoryRegion;
@@ -260,18 +258,9 @@ public final class HardwareRegime {
             listener = fabric.createCmId(events, PortSpace.TCP);
             listener.bind(new InetSocketAddress(address, 0));
             listener.listen(1);
-            CmId clientId = fabric.createCmId(events, PortSpace.TCP);
-            clientId.resolveAddress(null, listener.localAddress(), STEP);
-            BenchSupport.expect(events, CmEvent.AddrResolved.class, STEP);
-            clientId.resolveRoute(STEP);
-            BenchSupport.expect(events, CmEvent.RouteResolved.class, STEP);
-            client = new End(clientId, size);
-            clientId.connect(ConnectionParameters.of(null));
-            CmEvent.ConnectRequest request = BenchSupport.expect(events, CmEvent.ConnectRequest.class, STEP);
-            server = new End(events.cmId(request.id()), size);
-            server.id.accept(ConnectionParameters.of(null));
-            BenchSupport.expect(events, CmEvent.Established.class, STEP);
-            BenchSupport.expect(events, CmEvent.Established.class, STEP);
+            List<End> ends = BenchSupport.connectEnds(fabric, events, listener, id -> new End(id, size), STEP);
+            client = ends.get(0);
+            server = ends.get(1);
         }
 
         /** Each round trip's time in nanoseconds. */
@@ -368,7 +357,8 @@ public final class HardwareRegime {
                         : Rdma.get(ctx.getSystem()).dispatcher();
                 ActorRef<RdmaProtocol.ConnectionEvent> server = ctx.spawn(echoAndSink(), "server", dispatcher);
                 ActorRef<Object> client = ctx.spawn(client(connected), "client", dispatcher);
-                ctx.spawn(listener(server, client, address), "listener");
+                ctx.spawn(BenchSupport.selfConnecting(new InetSocketAddress(address, 0), server,
+                        listenCtx -> client.unsafeUpcast(), STEP), "listener");
                 return Behaviors.receiveMessage(task -> {
                     client.tell(task);
                     return Behaviors.same();
@@ -394,26 +384,6 @@ public final class HardwareRegime {
         public void close() {
             system.terminate();
             system.getWhenTerminated().toCompletableFuture().join();
-        }
-
-        private static Behavior<RdmaProtocol.ListenerEvent> listener(ActorRef<RdmaProtocol.ConnectionEvent> server,
-                                                                     ActorRef<Object> client, String address) {
-            return Behaviors.setup(ctx -> {
-                Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(
-                        new InetSocketAddress(address, 0), ctx.getSelf(), 8));
-                return Behaviors.receive(RdmaProtocol.ListenerEvent.class)
-                        .onMessage(RdmaProtocol.Listening.class, l -> {
-                            Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(l.localAddress(),
-                                    client.unsafeUpcast()).withTimeout(STEP));
-                            return Behaviors.same();
-                        })
-                        .onMessage(RdmaProtocol.ConnectionRequested.class, r -> {
-                            r.connection().tell(new RdmaProtocol.Accept(server, null));
-                            return Behaviors.same();
-                        })
-                        .onMessage(RdmaProtocol.ListenerEvent.class, e -> Behaviors.same())
-                        .build();
-            });
         }
 
         /**
