@@ -34,10 +34,6 @@ final class SendQueue {
         this.outstanding = new Object[slots.capacity()];
     }
 
-    RegisteredSlots slots() {
-        return slots;
-    }
-
     int capacity() {
         return slots.capacity();
     }
