@@ -174,13 +174,14 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
             m.listen().handler().tell(new RdmaProtocol.CommandFailed(m.listen(), e));
             return this;
         }
+        RdmaSettings accepted = settings.with(m.listen().options());
         SrqActor.Shared shared = null;
         if (m.listen().sharedReceiveQueue()) {
             try {
-                SrqActor.Resources resources = new SrqActor.Resources(id.device(), settings,
+                SrqActor.Resources resources = new SrqActor.Resources(id.device(), accepted,
                         devices.poller(id.device()));
                 ActorRef<SrqActor.Command> srq = getContext().spawn(SrqActor.create(resources, getContext().getSelf(),
-                        devices.actor(id.device()), settings), "srq-" + id.handle(),
+                        devices.actor(id.device()), accepted), "srq-" + id.handle(),
                         settings.dataPath(m.listen().handler()));
                 shared = new SrqActor.Shared(resources.pd, resources.srq, resources.cq, srq);
             } catch (RuntimeException e) {
@@ -189,7 +190,7 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
                 return this;
             }
         }
-        ActorRef<RdmaProtocol.ListenerCommand> listener = spawn(ListenerActor.create(id, m.listen(), settings,
+        ActorRef<RdmaProtocol.ListenerCommand> listener = spawn(ListenerActor.create(id, m.listen(), accepted,
                 devices, getContext().getSelf(), shared), "listener-" + id.handle(), id.handle());
         route(id.handle(), listener, e -> listener.tell(new ListenerActor.Event(e)));
         return this;
@@ -198,7 +199,7 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     private Behavior<Command> onStartConnector(StartConnector m) {
         CmId id = fabric.createCmId(channel, PortSpace.TCP);
         ActorRef<RdmaProtocol.ConnectionCommand> connection = spawn(
-                ConnectionActor.connector(id, m.connect(), settings, devices), "connection-" + id.handle(), id.handle());
+                ConnectionActor.connector(id, m.connect(), settings.with(m.connect().options()), devices), "connection-" + id.handle(), id.handle());
         route(id.handle(), connection, e -> connection.tell(new ConnectionActor.Cm(e)));
         return this;
     }

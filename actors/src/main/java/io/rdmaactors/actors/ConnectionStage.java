@@ -57,7 +57,8 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
         this.open = open;
         this.description = description;
         this.window = settings.sendQueueDepth();
-        this.bufferSize = settings.bufferSize();
+        // a Send is at most a buffer, and at most the connection's largest message
+        this.bufferSize = Math.min(settings.bufferSize(), settings.maxMessageSize());
         this.halfClose = halfClose;
     }
 

@@ -92,7 +92,7 @@ final class ListenerStage extends AbstractGraphStageWithMaterializedValue<Source
                 onEvent(m._2());
                 return BoxedUnit.UNIT;
             }).ref());
-            manager.tell(new RdmaProtocol.Listen(bind, self, backlog));
+            manager.tell(new RdmaProtocol.Listen(bind, self, backlog).withOptions(options.connection()));
         }
 
         private void onEvent(Object event) {
@@ -105,7 +105,7 @@ final class ListenerStage extends AbstractGraphStageWithMaterializedValue<Source
                 }
             } else if (event instanceof RdmaProtocol.ConnectionRequested r) {
                 Flow<ByteString, ByteString, NotUsed> flow = streams
-                        .framed(ConnectionStage.accepting(r.connection(), r.remote(), streams.settings(),
+                        .framed(ConnectionStage.accepting(r.connection(), r.remote(), streams.settings(options),
                                 options.halfClose()), options)
                         .mapMaterializedValue(connected -> NotUsed.getInstance());
                 requested.add(new RdmaStreams.IncomingConnection(localAddress, r.remote(), flow));

@@ -432,8 +432,11 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                 continue;
             }
             try {
-                if (item instanceof RdmaProtocol.Send send && send.data().size() > buffers.send.slotSize()) {
-                    item = announce(send);
+                if (item instanceof RdmaProtocol.Send send) {
+                    checkMessageSize(send);
+                    if (send.data().size() > buffers.send.slotSize()) {
+                        item = announce(send);
+                    }
                 }
                 requests[count] = sends.fenced(request(item, slot),
                         item instanceof RdmaProtocol.Read || item instanceof LargeRead);
@@ -540,12 +543,15 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         return region;
     }
 
+    private void checkMessageSize(RdmaProtocol.Send send) {
+        if (send.data().size() > maxMessageSize) {
+            throw new IllegalArgumentException(send.data().size() + " bytes exceed the connection's largest message of "
+                    + maxMessageSize + " (max-message-size)");
+        }
+    }
+
     /** Registers a large Send for the peer to read; the work request posted is its announcement. */
     private LargeSend announce(RdmaProtocol.Send send) {
-        if (send.data().size() > maxMessageSize) {
-            throw new IllegalArgumentException(send.data().size() + " bytes exceed the largest message of "
-                    + maxMessageSize + " (rdma-actors.max-message-size)");
-        }
         MemoryRegion region = registerRendezvous(send.data().size(), send.data(), Set.of(Access.REMOTE_READ));
         LargeSend large = new LargeSend(send, nextRendezvous++, region);
         // from now on the peer may read it and say Done, even before this announcement's completion is polled

@@ -9,6 +9,7 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import org.apache.pekko.actor.DeadLetterSuppression;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -36,11 +37,13 @@ public final class RdmaProtocol {
      * the server, not with its connections.
      */
     public record Listen(InetSocketAddress bind, ActorRef<ListenerEvent> handler, int backlog,
-                         boolean sharedReceiveQueue, Admission admission) implements ManagerCommand {
+                         boolean sharedReceiveQueue, Admission admission, ConnectionOptions options)
+            implements ManagerCommand {
         public Listen {
             Objects.requireNonNull(bind, "bind");
             Objects.requireNonNull(handler, "handler");
             Objects.requireNonNull(admission, "admission");
+            Objects.requireNonNull(options, "options");
             if (backlog < 0) {
                 throw new IllegalArgumentException("backlog must not be negative: " + backlog);
             }
@@ -48,25 +51,79 @@ public final class RdmaProtocol {
 
         public Listen(InetSocketAddress bind, ActorRef<ListenerEvent> handler, int backlog,
                       boolean sharedReceiveQueue) {
-            this(bind, handler, backlog, sharedReceiveQueue, Admission.all());
+            this(bind, handler, backlog, sharedReceiveQueue, Admission.all(), ConnectionOptions.none());
         }
 
         public Listen(InetSocketAddress bind, ActorRef<ListenerEvent> handler, int backlog) {
-            this(bind, handler, backlog, false, Admission.all());
+            this(bind, handler, backlog, false);
         }
 
         /** Listens with a backlog of 128, a receive queue per connection and every request admitted. */
         public static Listen on(InetSocketAddress bind, ActorRef<ListenerEvent> handler) {
-            return new Listen(bind, handler, 128, false, Admission.all());
+            return new Listen(bind, handler, 128, false);
         }
 
         /** The same listener, its connections receiving from one shared receive queue. */
         public Listen withSharedReceiveQueue() {
-            return new Listen(bind, handler, backlog, true, admission);
+            return new Listen(bind, handler, backlog, true, admission, options);
         }
 
         public Listen withAdmission(Admission rules) {
-            return new Listen(bind, handler, backlog, sharedReceiveQueue, rules);
+            return new Listen(bind, handler, backlog, sharedReceiveQueue, rules, options);
+        }
+
+        /** The same listener, its connections (and its shared receive queue) set up with {@code connection}. */
+        public Listen withOptions(ConnectionOptions connection) {
+            return new Listen(bind, handler, backlog, sharedReceiveQueue, admission, connection);
+        }
+    }
+
+    /**
+     * What one connection sets apart from the system's {@code rdma-actors} settings, as Pekko's
+     * {@code Tcp.Connect} and {@code Tcp.Bind} take socket options: its send and receive queue
+     * depths, its write queue and the largest message it sends. An empty value is the system's; a
+     * bad one is refused here, naming the setting. The buffer size stays the system's: a Send up to
+     * it goes straight into the peer's receive buffer, so both ends must agree on it.
+     */
+    public record ConnectionOptions(OptionalInt sendQueueDepth, OptionalInt receiveQueueDepth,
+                                    OptionalInt writeQueue, OptionalInt maxMessageSize) {
+        public ConnectionOptions {
+            Objects.requireNonNull(sendQueueDepth, "sendQueueDepth");
+            Objects.requireNonNull(receiveQueueDepth, "receiveQueueDepth");
+            Objects.requireNonNull(writeQueue, "writeQueue");
+            Objects.requireNonNull(maxMessageSize, "maxMessageSize");
+            atLeast(sendQueueDepth, 1, "sendQueueDepth");
+            atLeast(receiveQueueDepth, 1, "receiveQueueDepth");
+            atLeast(writeQueue, 0, "writeQueue");
+            atLeast(maxMessageSize, 1, "maxMessageSize");
+        }
+
+        private static void atLeast(OptionalInt value, int least, String name) {
+            if (value.isPresent() && value.getAsInt() < least) {
+                throw new IllegalArgumentException(name + " must be at least " + least + ": " + value.getAsInt());
+            }
+        }
+
+        /** Every setting the system's. */
+        public static ConnectionOptions none() {
+            OptionalInt system = OptionalInt.empty();
+            return new ConnectionOptions(system, system, system, system);
+        }
+
+        public ConnectionOptions withSendQueueDepth(int depth) {
+            return new ConnectionOptions(OptionalInt.of(depth), receiveQueueDepth, writeQueue, maxMessageSize);
+        }
+
+        public ConnectionOptions withReceiveQueueDepth(int depth) {
+            return new ConnectionOptions(sendQueueDepth, OptionalInt.of(depth), writeQueue, maxMessageSize);
+        }
+
+        public ConnectionOptions withWriteQueue(int commands) {
+            return new ConnectionOptions(sendQueueDepth, receiveQueueDepth, OptionalInt.of(commands), maxMessageSize);
+        }
+
+        public ConnectionOptions withMaxMessageSize(int bytes) {
+            return new ConnectionOptions(sendQueueDepth, receiveQueueDepth, writeQueue, OptionalInt.of(bytes));
         }
     }
 
@@ -115,7 +172,8 @@ public final class RdmaProtocol {
      * the connection goes out through the device that owns it (rdma_resolve_addr's source).
      */
     public record Connect(InetSocketAddress remote, ActorRef<ConnectionEvent> handler, byte[] privateData,
-                          Optional<Duration> timeout, Optional<InetSocketAddress> local) implements ManagerCommand {
+                          Optional<Duration> timeout, Optional<InetSocketAddress> local, ConnectionOptions options)
+            implements ManagerCommand {
         /** rdma_connect carries at most this many bytes of private data on RC (IB CM REQ). */
         public static final int MAX_PRIVATE_DATA = 56;
 
@@ -124,6 +182,7 @@ public final class RdmaProtocol {
             Objects.requireNonNull(handler, "handler");
             Objects.requireNonNull(timeout, "timeout");
             Objects.requireNonNull(local, "local");
+            Objects.requireNonNull(options, "options");
             timeout.ifPresent(t -> {
                 if (t.isNegative() || t.isZero()) {
                     throw new IllegalArgumentException("timeout must be positive: " + t);
@@ -133,19 +192,24 @@ public final class RdmaProtocol {
         }
 
         public static Connect to(InetSocketAddress remote, ActorRef<ConnectionEvent> handler) {
-            return new Connect(remote, handler, null, Optional.empty(), Optional.empty());
+            return new Connect(remote, handler, null, Optional.empty(), Optional.empty(), ConnectionOptions.none());
         }
 
         public Connect withPrivateData(byte[] data) {
-            return new Connect(remote, handler, data, timeout, local);
+            return new Connect(remote, handler, data, timeout, local, options);
         }
 
         public Connect withTimeout(Duration after) {
-            return new Connect(remote, handler, privateData, Optional.of(after), local);
+            return new Connect(remote, handler, privateData, Optional.of(after), local, options);
         }
 
         public Connect withLocalAddress(InetSocketAddress from) {
-            return new Connect(remote, handler, privateData, timeout, Optional.of(from));
+            return new Connect(remote, handler, privateData, timeout, Optional.of(from), options);
+        }
+
+        /** The same connect, the connection set up with {@code connection} where it differs from the system's. */
+        public Connect withOptions(ConnectionOptions connection) {
+            return new Connect(remote, handler, privateData, timeout, local, connection);
         }
     }
 

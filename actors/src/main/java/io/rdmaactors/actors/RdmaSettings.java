@@ -53,6 +53,15 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
         return Dispatchers.DefaultDispatcherId();
     }
 
+    /** These settings with what {@code options} sets for one connection. */
+    RdmaSettings with(RdmaProtocol.ConnectionOptions options) {
+        return new RdmaSettings(fabric, fabricOptions, options.sendQueueDepth().orElse(sendQueueDepth),
+                options.receiveQueueDepth().orElse(receiveQueueDepth), bufferSize,
+                options.writeQueue().orElse(writeQueue), options.maxMessageSize().orElse(maxMessageSize),
+                resolveTimeout, connectTimeout, acceptTimeout, completionPollers, completionSpin, completionYield,
+                dispatcher, verbsDispatcher);
+    }
+
     /** A bad value names its key, so a configuration error says which line to fix. */
     private static void require(boolean valid, String key, Object value, String rule) {
         if (!valid) {

@@ -58,36 +58,44 @@ public final class RdmaStreams {
      * What a Streams connection may be given besides its address, as Pekko's {@code Tcp} takes it:
      * the local address to connect from, a connect timeout (else {@code rdma-actors.connect-timeout}),
      * an idle timeout (the stream fails with a {@code TimeoutException} when no element passed either
-     * way for that long) and half-close (finishing upstream ends only this side's direction; without
-     * it, the connection closes once what upstream gave has arrived).
+     * way for that long), half-close (finishing upstream ends only this side's direction; without
+     * it, the connection closes once what upstream gave has arrived) and the connection's own
+     * settings (queue depths, write queue, largest element), as the actor API's {@code Connect} and
+     * {@code Listen} take them.
      */
     public record Options(Optional<InetSocketAddress> localAddress, Optional<Duration> connectTimeout,
-                          Optional<Duration> idleTimeout, boolean halfClose) {
+                          Optional<Duration> idleTimeout, boolean halfClose, RdmaProtocol.ConnectionOptions connection) {
         public Options {
             Objects.requireNonNull(localAddress, "localAddress");
             Objects.requireNonNull(connectTimeout, "connectTimeout");
             Objects.requireNonNull(idleTimeout, "idleTimeout");
+            Objects.requireNonNull(connection, "connection");
         }
 
         /** None of them, and half-close: what the overloads without options use. */
         public static Options defaults() {
-            return new Options(Optional.empty(), Optional.empty(), Optional.empty(), true);
+            return new Options(Optional.empty(), Optional.empty(), Optional.empty(), true,
+                    RdmaProtocol.ConnectionOptions.none());
         }
 
         public Options withLocalAddress(InetSocketAddress local) {
-            return new Options(Optional.of(local), connectTimeout, idleTimeout, halfClose);
+            return new Options(Optional.of(local), connectTimeout, idleTimeout, halfClose, connection);
         }
 
         public Options withConnectTimeout(Duration timeout) {
-            return new Options(localAddress, Optional.of(timeout), idleTimeout, halfClose);
+            return new Options(localAddress, Optional.of(timeout), idleTimeout, halfClose, connection);
         }
 
         public Options withIdleTimeout(Duration timeout) {
-            return new Options(localAddress, connectTimeout, Optional.of(timeout), halfClose);
+            return new Options(localAddress, connectTimeout, Optional.of(timeout), halfClose, connection);
         }
 
         public Options withHalfClose(boolean half) {
-            return new Options(localAddress, connectTimeout, idleTimeout, half);
+            return new Options(localAddress, connectTimeout, idleTimeout, half, connection);
+        }
+
+        public Options withConnectionOptions(RdmaProtocol.ConnectionOptions options) {
+            return new Options(localAddress, connectTimeout, idleTimeout, halfClose, options);
         }
     }
 
@@ -120,10 +128,10 @@ public final class RdmaStreams {
     public Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> outgoingConnection(
             InetSocketAddress remote, Options options) {
         return framed(ConnectionStage.connecting(manager, handler -> {
-            RdmaProtocol.Connect connect = RdmaProtocol.Connect.to(remote, handler);
+            RdmaProtocol.Connect connect = RdmaProtocol.Connect.to(remote, handler).withOptions(options.connection());
             connect = options.connectTimeout().map(connect::withTimeout).orElse(connect);
             return options.localAddress().map(connect::withLocalAddress).orElse(connect);
-        }, remote, settings, options.halfClose()), options);
+        }, remote, settings(options), options.halfClose()), options);
     }
 
     public Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> outgoingConnection(String host, int port) {
@@ -134,7 +142,7 @@ public final class RdmaStreams {
     Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> framed(ConnectionStage connection,
                                                                             Options options) {
         Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> framed =
-                Framing.simpleFramingProtocol(settings.maxMessageSize()).join(Flow.fromGraph(connection),
+                Framing.simpleFramingProtocol(settings(options).maxMessageSize()).join(Flow.fromGraph(connection),
                         (notUsed, connected) -> connected);
         if (options.idleTimeout().isEmpty()) {
             return framed;
@@ -144,8 +152,9 @@ public final class RdmaStreams {
         return idle.join(framed, Keep.right());
     }
 
-    RdmaSettings settings() {
-        return settings;
+    /** The settings of a connection made with {@code options}. */
+    RdmaSettings settings(Options options) {
+        return settings.with(options.connection());
     }
 
     /** A bound listener: {@link #unbind} stops accepting; connections already handed out go on. */

@@ -212,6 +212,24 @@ class RdmaStreamsTest {
     }
 
     @Test
+    void aConnectionsOwnLargestElementWinsOverTheSystems() throws Exception {
+        RdmaStreams.ServerBinding binding = echoServer(Flow.create());
+        RdmaStreams.Options small = RdmaStreams.Options.defaults()
+                .withConnectionOptions(RdmaProtocol.ConnectionOptions.none().withMaxMessageSize(1000));
+        List<ByteString> fits = List.of(ByteString.fromArrayUnsafe(new byte[1000]), ByteString.fromString("x"));
+        assertEquals(fits, await(Source.from(fits)
+                .via(streams.outgoingConnection(binding.localAddress(), small))
+                .runWith(Sink.seq(), system)));
+        ExecutionException failed = assertThrows(ExecutionException.class, () -> await(
+                Source.single(ByteString.fromArrayUnsafe(new byte[1001]))
+                        .via(streams.outgoingConnection(binding.localAddress(), small))
+                        .runWith(Sink.ignore(), system)));
+        assertInstanceOf(Framing.FramingException.class, failed.getCause());
+        await(binding.unbind());
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
     void bindingAnAddressInUseFailsTheBinding() throws Exception {
         RdmaStreams.ServerBinding first = echoServer(Flow.create());
         InetSocketAddress taken = first.localAddress();
