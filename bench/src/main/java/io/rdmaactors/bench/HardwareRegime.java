@@ -146,7 +146,7 @@ public final class HardwareRegime {
     }
 
     /** Round-trip percentiles of each round, in microseconds. */
-    private static final class Series {
+    static final class Series {
         private final List<long[]> rounds = new ArrayList<>();
 
         void add(long[] roundTrips) {
@@ -180,7 +180,7 @@ public final class HardwareRegime {
     // ------------------------------------------------------------------ the bare SPI
 
     /** One end of a bare connection: a CQ polled by its own thread, a QP, send and receive memory. */
-    private static final class End {
+    static final class End {
         final CmId id;
         final ProtectionDomain pd;
         final CompletionQueue cq;
@@ -232,6 +232,11 @@ public final class HardwareRegime {
 
         void postSend(long wrId) {
             qp.postSend(SendWorkRequest.send(wrId, send.sge(0, size)));
+        }
+
+        /** A Send of the first {@code length} bytes carrying {@code immediate}. */
+        void postSend(int length, int immediate) {
+            qp.postSend(SendWorkRequest.sendWithImmediate(0, immediate, send.sge(0, length)));
         }
 
         void close() {
@@ -336,17 +341,17 @@ public final class HardwareRegime {
     // ------------------------------------------------------------------ the actors
 
     /** What the client handler is asked to do next, from the benchmark's thread. */
-    private sealed interface Task {
+    sealed interface Task {
     }
 
-    private record PingPong(byte[] message, long[] rtt, CompletableFuture<long[]> done) implements Task {
+    record PingPong(byte[] message, long[] rtt, CompletableFuture<long[]> done) implements Task {
     }
 
-    private record Stream(int count, CompletableFuture<Long> done) implements Task {
+    record Stream(int count, CompletableFuture<Long> done) implements Task {
     }
 
     /** One connection through the actor API, kept for every round: an echo and a sink behind one handler. */
-    private static final class ActorPair implements AutoCloseable {
+    static final class ActorPair implements AutoCloseable {
         private final ActorSystem<Object> system;
 
         ActorPair(Config config, String address) throws Exception {
@@ -391,7 +396,7 @@ public final class HardwareRegime {
          * message of a stream (immediate 1; the others carry 2) with an empty Send, once all before
          * it came.
          */
-        private static Behavior<RdmaProtocol.ConnectionEvent> echoAndSink() {
+        static Behavior<RdmaProtocol.ConnectionEvent> echoAndSink() {
             return Behaviors.setup(ctx -> {
                 List<ActorRef<RdmaProtocol.ConnectionCommand>> connection = new ArrayList<>();
                 return Behaviors.receive(RdmaProtocol.ConnectionEvent.class)
@@ -413,7 +418,7 @@ public final class HardwareRegime {
         }
 
         /** The client's handler: runs the tasks it is given over its connection. */
-        private static Behavior<Object> client(CompletableFuture<Void> connected) {
+        static Behavior<Object> client(CompletableFuture<Void> connected) {
             return Behaviors.setup(ctx -> new Object() {
                 ActorRef<RdmaProtocol.ConnectionCommand> connection;
                 PingPong pingPong;
