@@ -99,7 +99,11 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
     public int poll(WorkCompletion[] out) {
         checkOpen("ibv_poll_cq");
         if (count == 0) {
-            return 0; // a completion pushed meanwhile is taken by the next poll, as from a device's CQ
+            // the consumer waits: what the links to other processes hold may complete something now
+            device.fabric.links.progress();
+            if (count == 0) {
+                return 0; // a completion pushed meanwhile is taken by the next poll, as from a device's CQ
+            }
         }
         synchronized (this) {
             int n = 0;

@@ -11,6 +11,7 @@ import java.nio.channels.SocketChannel;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -81,11 +82,22 @@ final class TcpLink implements LinkSelector.Handler {
     /** Under this: whether the ledger counts the link now (see {@link #accountUse}). */
     private boolean counted;
 
+    /**
+     * Whoever holds this reads and parses: the I/O thread, or a thread polling a CQ that
+     * progresses the link meanwhile ({@link #progress}). What follows up to the next comment is
+     * theirs.
+     */
+    private final AtomicBoolean reader = new AtomicBoolean();
+    /** A polling thread parses packets only: at a CM or close frame it hands the rest to the I/O thread. */
+    private boolean packetsOnly;
+    private boolean handedOver;
     /** Read mode between reads: what was received and not parsed yet. */
     private ByteBuffer in;
     private final ByteBuffer standardIn;
     /** The last input buffer grown for a large frame, kept for the next one. */
     private ByteBuffer spareIn;
+    /** Set once serve() allowed reading. */
+    private volatile boolean serving;
 
     // under outbox
     private final LinkOutbox outbox = new LinkOutbox();
@@ -139,6 +151,7 @@ final class TcpLink implements LinkSelector.Handler {
      * handshake done at once.
      */
     void serve() {
+        serving = true;
         key.interestOps(SelectionKey.OP_READ);
         selector.wakeup();
     }
@@ -368,8 +381,67 @@ final class TcpLink implements LinkSelector.Handler {
                 flush();
             }
         }
-        if (selected.isValid() && selected.isReadable()) {
-            read();
+        if (selected.isValid() && selected.isReadable() && reader.compareAndSet(false, true)) {
+            try {
+                read();
+            } finally {
+                reader.set(false);
+            }
+        }
+    }
+
+    /**
+     * Reads and parses what the socket holds now, on the calling thread, a thread polling a CQ
+     * (as UCX's progress does): a packet that arrives while its consumer polls is taken without
+     * waiting for the I/O thread's wake-up. Skipped while another thread reads, before the link
+     * serves and during its handshake. CM and close frames stay the I/O thread's: at the first,
+     * the rest is handed to it.
+     */
+    void progress() {
+        if (!serving || closed || !reader.compareAndSet(false, true)) {
+            return;
+        }
+        boolean handOver = false;
+        try {
+            if (handshake == null) {
+                packetsOnly = true;
+                parse(); // what an earlier read left, a frame handed over included
+                if (!handedOver) {
+                    read();
+                }
+                handOver = handedOver;
+            }
+        } catch (IOException | RuntimeException e) {
+            failed(e);
+        } finally {
+            packetsOnly = false;
+            handedOver = false;
+            reader.set(false);
+        }
+        if (handOver) {
+            selector.execute(this::resume);
+        }
+    }
+
+    /** On the I/O thread: parses what a polling thread left at a CM or close frame, then reads on. */
+    private void resume() {
+        while (!reader.compareAndSet(false, true)) {
+            if (closed) {
+                return;
+            }
+            Thread.onSpinWait(); // a poller parses a turn's packets at most, then stops at that frame again
+        }
+        try {
+            if (!closed) {
+                parse();
+            }
+            if (!closed) {
+                read();
+            }
+        } catch (IOException | RuntimeException e) {
+            failed(e);
+        } finally {
+            reader.set(false);
         }
     }
 
@@ -404,6 +476,9 @@ final class TcpLink implements LinkSelector.Handler {
                     return;
                 }
                 parse();
+                if (handedOver) {
+                    return;
+                }
             }
         } finally {
             boolean mine;
@@ -436,6 +511,10 @@ final class TcpLink implements LinkSelector.Handler {
                 break;
             }
             int start = in.position() + 4;
+            if (packetsOnly && in.get(start) != LinkFrame.PACKET) {
+                handedOver = true;
+                return;
+            }
             dispatch(start, start + length);
             if (closed) {
                 return;

@@ -45,6 +45,8 @@ final class TcpLinks {
     /** Links this side opened, by the listener address they reach; the ones a connect may share. */
     private final Map<InetSocketAddress, TcpLink> outgoing = new ConcurrentHashMap<>();
     private final Set<TcpLink> live = ConcurrentHashMap.newKeySet();
+    /** The live links as an array, read without allocation by {@link #progress} at every empty CQ poll. */
+    private volatile TcpLink[] progressed = new TcpLink[0];
     /** Accepted links still in their handshake. */
     private final Set<TcpLink> pending = ConcurrentHashMap.newKeySet();
 
@@ -185,6 +187,24 @@ final class TcpLinks {
 
     void track(TcpLink link) {
         live.add(link);
+        progressedChanged();
+    }
+
+    /** Not under this: a connect holds it while it waits for the I/O thread, which tracks the links it accepts. */
+    private void progressedChanged() {
+        synchronized (live) {
+            progressed = live.toArray(new TcpLink[0]);
+        }
+    }
+
+    /**
+     * Progresses every link on the calling thread, one polling an empty CQ: what its peers sent
+     * meanwhile is parsed now, not after an I/O thread's wake-up (TcpLink.progress).
+     */
+    void progress() {
+        for (TcpLink link : progressed) {
+            link.progress();
+        }
     }
 
     /** A link came into use or went out of it: the ledger counts the links in use (TcpLink.accountUse). */
@@ -199,6 +219,7 @@ final class TcpLinks {
     /** The link's socket is closed: idempotent, as a link may end on its I/O thread and in a close. */
     void untrack(TcpLink link) {
         if (live.remove(link)) {
+            progressedChanged();
             pending.remove(link);
             link.released();
         }
