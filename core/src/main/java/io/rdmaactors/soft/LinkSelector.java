@@ -6,6 +6,8 @@ import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.Iterator;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -35,6 +37,9 @@ final class LinkSelector {
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     /** Links it serves now: a new link goes to the thread with the fewest. */
     private final AtomicInteger links = new AtomicInteger();
+    /** Links whose reading a poller took over: while any is, the thread looks every TICK_MS whether it still does. */
+    private final Set<TcpLink> paused = ConcurrentHashMap.newKeySet();
+    private static final long TICK_MS = 1;
     private volatile boolean stopped;
 
     LinkSelector(String name) throws IOException {
@@ -107,6 +112,17 @@ final class LinkSelector {
         selector.wakeup();
     }
 
+    void paused(TcpLink link) {
+        paused.add(link);
+    }
+
+    /** The link is read by this thread again (or closed): a select from another thread sees it at once. */
+    void resumed(TcpLink link) {
+        if (paused.remove(link) && !inThread()) {
+            selector.wakeup();
+        }
+    }
+
     /** Makes a changed interest set take effect now rather than at the next select. */
     void wakeup() {
         selector.wakeup();
@@ -132,7 +148,14 @@ final class LinkSelector {
     private void run() {
         try {
             while (!stopped) {
-                selector.select();
+                if (paused.isEmpty()) {
+                    selector.select();
+                } else {
+                    selector.select(TICK_MS);
+                    for (TcpLink link : paused) {
+                        link.resumeUnlessPolled();
+                    }
+                }
                 for (Runnable task; (task = tasks.poll()) != null; ) {
                     runSafely(task);
                 }

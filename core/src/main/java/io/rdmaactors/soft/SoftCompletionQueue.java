@@ -38,6 +38,8 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
     private int armed;
     private boolean overrun;
     private final AtomicInteger unacked = new AtomicInteger();
+    /** Polled by a consumer that did not arm it (TcpLinks.pollerStarted); written under the monitor. */
+    private volatile boolean polling;
 
     SoftCompletionQueue(SoftDevice device, int capacity, SoftCompletionChannel channel) {
         super(device.fabric, ResourceKind.COMPLETION_QUEUE);
@@ -99,6 +101,9 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
     public int poll(WorkCompletion[] out) {
         checkOpen("ibv_poll_cq");
         if (count == 0) {
+            if (!polling) {
+                startPolling();
+            }
             // the consumer waits: what the links to other processes hold may complete something now
             device.fabric.links.progress();
             if (count == 0) {
@@ -119,6 +124,27 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
         }
     }
 
+    /** An empty poll of an unarmed CQ: its consumer polls on rather than sleep (not the poll that follows an arm). */
+    private void startPolling() {
+        synchronized (this) {
+            if (polling || armed != 0 || isClosed()) {
+                return;
+            }
+            polling = true;
+        }
+        device.fabric.links.pollerStarted();
+    }
+
+    private void stopPolling() {
+        synchronized (this) {
+            if (!polling) {
+                return;
+            }
+            polling = false;
+        }
+        device.fabric.links.pollerStopped();
+    }
+
     @Override
     public void requestNotify(boolean solicitedOnly) {
         checkOpen("ibv_req_notify_cq");
@@ -131,6 +157,7 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
                 armed = solicitedOnly ? 2 : 1;
             }
         }
+        stopPolling();
     }
 
     void eventDelivered() {
@@ -172,6 +199,7 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
             entries.clear();
             count = 0;
         }
+        stopPolling();
         if (channel != null) {
             channel.users.decrementAndGet();
         }

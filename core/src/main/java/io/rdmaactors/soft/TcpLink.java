@@ -108,10 +108,15 @@ final class TcpLink implements LinkSelector.Handler {
     private int gatherFrom;
     private int gatherTo;
     private boolean writeInterest;
+    /** A thread polling a CQ reads for the link now (TcpLinks.polled): its I/O thread does not. */
+    private boolean readPaused;
     /** One thread at a time writes: the one that set this; others only queue. */
     private boolean writing;
-    /** The I/O thread parses what its reads brought: the responses leave together after them. */
-    private boolean dispatching;
+    /**
+     * The reader (the I/O thread or a poller, {@link #reader}) parses what its reads brought: the
+     * responses it decides leave together after them.
+     */
+    private Thread dispatching;
     private boolean closeWhenFlushed;
     /** Written under outbox; read without it by the I/O thread to stop parsing a link that ended. */
     private volatile boolean closed;
@@ -214,8 +219,8 @@ final class TcpLink implements LinkSelector.Handler {
             outbox.add(frame);
             if (outbox.size() > MAX_OUTBOX) {
                 overflow = true;
-            } else if (writing || writeInterest || (dispatching && selector.inThread())) {
-                // the writer at work, OP_WRITE or the end of the I/O thread's turn takes it; another
+            } else if (writing || writeInterest || dispatching == Thread.currentThread()) {
+                // the writer at work, OP_WRITE or the end of the reader's turn takes it; another
                 // thread's frame does not wait for that turn, which a stream coming in makes long
                 return;
             } else if (!selector.inThread() && large(frame)) {
@@ -340,10 +345,48 @@ final class TcpLink implements LinkSelector.Handler {
     private void interest(boolean write) {
         if (write != writeInterest && key.isValid()) {
             writeInterest = write;
-            key.interestOps(write ? SelectionKey.OP_READ | SelectionKey.OP_WRITE : SelectionKey.OP_READ);
+            key.interestOps(ops());
             if (write && !selector.inThread()) {
                 selector.wakeup();
             }
+        }
+    }
+
+    /** What the I/O thread waits for. Under outbox. */
+    private int ops() {
+        return (readPaused ? 0 : SelectionKey.OP_READ) | (writeInterest ? SelectionKey.OP_WRITE : 0);
+    }
+
+    /** On the I/O thread: a poller reads for the link, so its readiness need not wake this thread. */
+    private void pauseReading() {
+        synchronized (outbox) {
+            if (readPaused || closed || !key.isValid()) {
+                return;
+            }
+            readPaused = true;
+            key.interestOps(ops());
+        }
+        selector.paused(this);
+    }
+
+    /** The I/O thread reads again: nobody polls, or nobody did for a while. */
+    void resumeReading() {
+        synchronized (outbox) {
+            if (!readPaused) {
+                return;
+            }
+            readPaused = false;
+            if (!closed && key.isValid()) {
+                key.interestOps(ops());
+            }
+        }
+        selector.resumed(this);
+    }
+
+    /** On the I/O thread's tick while paused: takes reading back once the pollers went quiet. */
+    void resumeUnlessPolled() {
+        if (!links.polled()) {
+            resumeReading();
         }
     }
 
@@ -381,7 +424,12 @@ final class TcpLink implements LinkSelector.Handler {
                 flush();
             }
         }
-        if (selected.isValid() && selected.isReadable() && reader.compareAndSet(false, true)) {
+        if (!selected.isValid() || !selected.isReadable()) {
+            return;
+        }
+        if (handshake == null && links.polled()) {
+            pauseReading(); // what came is a poller's to read: it progresses every link
+        } else if (reader.compareAndSet(false, true)) {
             try {
                 read();
             } finally {
@@ -451,7 +499,7 @@ final class TcpLink implements LinkSelector.Handler {
      */
     private void read() throws IOException {
         synchronized (outbox) {
-            dispatching = true;
+            dispatching = Thread.currentThread();
         }
         try {
             for (int reads = 0; reads < READS_PER_TURN && !closed; reads++) {
@@ -483,7 +531,7 @@ final class TcpLink implements LinkSelector.Handler {
         } finally {
             boolean mine;
             synchronized (outbox) {
-                dispatching = false;
+                dispatching = null;
                 mine = !writeInterest && startWriting();
             }
             if (mine) {
@@ -629,6 +677,7 @@ final class TcpLink implements LinkSelector.Handler {
             closed = true;
             outbox.clear();
         }
+        selector.resumed(this);
         key.cancel();
         try {
             channel.close();
@@ -651,6 +700,7 @@ final class TcpLink implements LinkSelector.Handler {
             closed = true;
             outbox.clear();
         }
+        selector.resumed(this);
         selector.close(channel);
         links.untrack(this);
     }

@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,6 +48,11 @@ final class TcpLinks {
     private final Set<TcpLink> live = ConcurrentHashMap.newKeySet();
     /** The live links as an array, read without allocation by {@link #progress} at every empty CQ poll. */
     private volatile TcpLink[] progressed = new TcpLink[0];
+    /** CQs polled by a consumer that did not arm them: while one is, and polled lately, it reads for the links. */
+    private final AtomicInteger pollers = new AtomicInteger();
+    private volatile long lastProgress;
+    /** A poll this recent counts as a poller at work. */
+    private static final long POLLED_NANOS = 200_000;
     /** Accepted links still in their handshake. */
     private final Set<TcpLink> pending = ConcurrentHashMap.newKeySet();
 
@@ -202,9 +208,33 @@ final class TcpLinks {
      * meanwhile is parsed now, not after an I/O thread's wake-up (TcpLink.progress).
      */
     void progress() {
-        for (TcpLink link : progressed) {
+        TcpLink[] all = progressed;
+        if (all.length == 0) {
+            return;
+        }
+        lastProgress = System.nanoTime();
+        for (TcpLink link : all) {
             link.progress();
         }
+    }
+
+    /** A CQ's consumer polls it without having armed it. */
+    void pollerStarted() {
+        pollers.incrementAndGet();
+    }
+
+    /** It armed the CQ (or destroyed it): when nobody polls any more, the I/O threads read at once. */
+    void pollerStopped() {
+        if (pollers.decrementAndGet() == 0) {
+            for (TcpLink link : progressed) {
+                link.resumeReading();
+            }
+        }
+    }
+
+    /** Whether a poller reads for the links now, so that their I/O threads need not wake for it. */
+    boolean polled() {
+        return pollers.get() > 0 && System.nanoTime() - lastProgress < POLLED_NANOS;
     }
 
     /** A link came into use or went out of it: the ledger counts the links in use (TcpLink.accountUse). */
