@@ -255,6 +255,13 @@ final class TcpLinks {
         }
     }
 
+    /** The I/O threads, none before the first listener or link. */
+    List<LinkSelector> ioThreads() {
+        synchronized (selectorLock) {
+            return selectors == null ? List.of() : List.of(selectors);
+        }
+    }
+
     /** How many links each I/O thread serves, in thread order; none before the first listener or link. */
     List<Integer> linksPerThread() {
         synchronized (selectorLock) {

@@ -160,6 +160,58 @@ class TcpLinkTest {
         return ((SoftFabric) fabric).links.count();
     }
 
+    /**
+     * A consumer polling its CQ reads the link itself, as UCX's progress does: with every I/O
+     * thread of both fabrics held up, a Send still arrives at the polling receiver, and its ACK,
+     * written by that poller, completes it at the polling sender.
+     */
+    @Test
+    void aConsumerPollingItsCqReadsTheLinkWithoutTheIoThreads() throws Exception {
+        Client client = new Client();
+        CmId[] connection = client.connect();
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        List<LinkSelector> held = new ArrayList<>(((SoftFabric) server).links.ioThreads());
+        held.addAll(((SoftFabric) client.fabric).links.ioThreads());
+        java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(held.size());
+        for (LinkSelector ioThread : held) {
+            ioThread.later(() -> {
+                holding.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+        }
+        try {
+            assertTrue(holding.await(10, TimeUnit.SECONDS), "every I/O thread held");
+            connection[1].queuePair().postReceive(ReceiveWorkRequest.of(3, serverMemory.sge(0, SLOT)));
+            client.memory.buffer().putInt(0, 4242);
+            connection[0].queuePair().postSend(SendWorkRequest.send(7, client.memory.sge(0, 4)));
+            WorkCompletion received = pollOne(serverCq);
+            assertEquals(WcOpcode.RECV, received.opcode());
+            assertEquals(4242, serverMemory.buffer().getInt(0));
+            WorkCompletion sent = pollOne(client.cq);
+            assertEquals(WcOpcode.SEND, sent.opcode());
+            assertEquals(7, sent.wrId());
+        } finally {
+            release.countDown();
+        }
+    }
+
+    /** Busy-polls {@code cq} for its next completion, which must be a success. */
+    private static WorkCompletion pollOne(CompletionQueue cq) {
+        WorkCompletion[] wcs = new WorkCompletion[1];
+        long deadline = System.nanoTime() + STEP.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (cq.poll(wcs) == 1) {
+                assertTrue(wcs[0].isSuccess(), wcs[0].toString());
+                return wcs[0];
+            }
+        }
+        throw new AssertionError("no completion within " + STEP);
+    }
+
     @Test
     void threadsAndSocketsDoNotGrowWithConnections() throws Exception {
         Client client = new Client();
