@@ -112,6 +112,15 @@ final class LinkSelector {
         selector.wakeup();
     }
 
+    /** Nobody polls any more: every link paused reads on this thread again. */
+    void resumeAll() {
+        if (!paused.isEmpty()) {
+            for (TcpLink link : paused) {
+                link.resumeReading();
+            }
+        }
+    }
+
     void paused(TcpLink link) {
         paused.add(link);
     }

@@ -10,7 +10,9 @@ import io.rdmaactors.verbs.ResourceKind;
 import io.rdmaactors.verbs.WorkCompletion;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -40,6 +42,8 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
     private final AtomicInteger unacked = new AtomicInteger();
     /** Polled by a consumer that did not arm it (TcpLinks.pollerStarted); written under the monitor. */
     private volatile boolean polling;
+    /** The links its QPs' connections run on, progressed by an empty poll; written under the monitor. */
+    private volatile TcpLink[] links = new TcpLink[0];
 
     SoftCompletionQueue(SoftDevice device, int capacity, SoftCompletionChannel channel) {
         super(device.fabric, ResourceKind.COMPLETION_QUEUE);
@@ -104,8 +108,10 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
             if (!polling) {
                 startPolling();
             }
-            // the consumer waits: what the links to other processes hold may complete something now
-            device.fabric.links.progress();
+            // the consumer waits: what its connections' links hold may complete something now
+            for (TcpLink link : links) {
+                link.progress();
+            }
             if (count == 0) {
                 return 0; // a completion pushed meanwhile is taken by the next poll, as from a device's CQ
             }
@@ -180,6 +186,19 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
 
     synchronized void detach(SoftQueuePair qp) {
         users.remove(qp);
+        linksChanged();
+    }
+
+    /** A QP of it joined a connection (over a link, or in this JVM) or left one. */
+    synchronized void linksChanged() {
+        Set<TcpLink> on = new LinkedHashSet<>();
+        for (SoftQueuePair qp : users) {
+            LinkConnection c = qp.link;
+            if (c != null) {
+                on.add(c.link);
+            }
+        }
+        links = on.toArray(new TcpLink[0]);
     }
 
     @Override

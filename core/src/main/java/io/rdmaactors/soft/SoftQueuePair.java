@@ -347,6 +347,8 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
     void connectTo(SoftQueuePair peer, LinkConnection tcp) {
         remote = peer;
         link = tcp;
+        sendCq.linksChanged();
+        recvCq.linksChanged();
     }
 
     /** Makes the alternate path the primary one: on a lost packet, a MIGRATED packet, or by a modify. */

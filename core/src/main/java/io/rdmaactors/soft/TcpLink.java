@@ -98,6 +98,10 @@ final class TcpLink implements LinkSelector.Handler {
     private ByteBuffer spareIn;
     /** Set once serve() allowed reading. */
     private volatile boolean serving;
+    /** When a consumer polling a CQ of a connection on this link last progressed it. */
+    private volatile long polledAt;
+    /** A progress this recent, by a consumer still polling, counts as a poller at work on the link. */
+    private static final long POLLED_NANOS = 200_000;
 
     // under outbox
     private final LinkOutbox outbox = new LinkOutbox();
@@ -385,9 +389,14 @@ final class TcpLink implements LinkSelector.Handler {
 
     /** On the I/O thread's tick while paused: takes reading back once the pollers went quiet. */
     void resumeUnlessPolled() {
-        if (!links.polled()) {
+        if (!polled()) {
             resumeReading();
         }
+    }
+
+    /** Whether a consumer polls for this link now, so that its I/O thread need not wake for it. */
+    private boolean polled() {
+        return links.polling() && System.nanoTime() - polledAt < POLLED_NANOS;
     }
 
     /** Closes the link once everything queued was written. */
@@ -427,7 +436,7 @@ final class TcpLink implements LinkSelector.Handler {
         if (!selected.isValid() || !selected.isReadable()) {
             return;
         }
-        if (handshake == null && links.polled()) {
+        if (handshake == null && polled()) {
             pauseReading(); // what came is a poller's to read: it progresses every link
         } else if (reader.compareAndSet(false, true)) {
             try {
@@ -446,6 +455,7 @@ final class TcpLink implements LinkSelector.Handler {
      * the rest is handed to it.
      */
     void progress() {
+        polledAt = System.nanoTime();
         if (!serving || closed || !reader.compareAndSet(false, true)) {
             return;
         }

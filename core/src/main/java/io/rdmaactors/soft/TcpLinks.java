@@ -41,18 +41,13 @@ final class TcpLinks {
     /** Guards the selectors apart from connecting, which may wait for a slow peer while an I/O thread accepts. */
     private final Object selectorLock = new Object();
     /** Started on first use, so a fabric that stays in one JVM has no I/O thread. */
-    private LinkSelector[] selectors;
+    private volatile LinkSelector[] selectors;
     private boolean closed;
     /** Links this side opened, by the listener address they reach; the ones a connect may share. */
     private final Map<InetSocketAddress, TcpLink> outgoing = new ConcurrentHashMap<>();
     private final Set<TcpLink> live = ConcurrentHashMap.newKeySet();
-    /** The live links as an array, read without allocation by {@link #progress} at every empty CQ poll. */
-    private volatile TcpLink[] progressed = new TcpLink[0];
-    /** CQs polled by a consumer that did not arm them: while one is, and polled lately, it reads for the links. */
+    /** CQs polled by a consumer that did not arm them: while one is, it reads the links it polled lately. */
     private final AtomicInteger pollers = new AtomicInteger();
-    private volatile long lastProgress;
-    /** A poll this recent counts as a poller at work. */
-    private static final long POLLED_NANOS = 200_000;
     /** Accepted links still in their handshake. */
     private final Set<TcpLink> pending = ConcurrentHashMap.newKeySet();
 
@@ -193,29 +188,6 @@ final class TcpLinks {
 
     void track(TcpLink link) {
         live.add(link);
-        progressedChanged();
-    }
-
-    /** Not under this: a connect holds it while it waits for the I/O thread, which tracks the links it accepts. */
-    private void progressedChanged() {
-        synchronized (live) {
-            progressed = live.toArray(new TcpLink[0]);
-        }
-    }
-
-    /**
-     * Progresses every link on the calling thread, one polling an empty CQ: what its peers sent
-     * meanwhile is parsed now, not after an I/O thread's wake-up (TcpLink.progress).
-     */
-    void progress() {
-        TcpLink[] all = progressed;
-        if (all.length == 0) {
-            return;
-        }
-        lastProgress = System.nanoTime();
-        for (TcpLink link : all) {
-            link.progress();
-        }
     }
 
     /** A CQ's consumer polls it without having armed it. */
@@ -225,16 +197,17 @@ final class TcpLinks {
 
     /** It armed the CQ (or destroyed it): when nobody polls any more, the I/O threads read at once. */
     void pollerStopped() {
-        if (pollers.decrementAndGet() == 0) {
-            for (TcpLink link : progressed) {
-                link.resumeReading();
+        LinkSelector[] threads = selectors;
+        if (pollers.decrementAndGet() == 0 && threads != null) {
+            for (LinkSelector thread : threads) {
+                thread.resumeAll();
             }
         }
     }
 
-    /** Whether a poller reads for the links now, so that their I/O threads need not wake for it. */
-    boolean polled() {
-        return pollers.get() > 0 && System.nanoTime() - lastProgress < POLLED_NANOS;
+    /** Whether a consumer polls a CQ it did not arm. */
+    boolean polling() {
+        return pollers.get() > 0;
     }
 
     /** A link came into use or went out of it: the ledger counts the links in use (TcpLink.accountUse). */
@@ -249,7 +222,6 @@ final class TcpLinks {
     /** The link's socket is closed: idempotent, as a link may end on its I/O thread and in a close. */
     void untrack(TcpLink link) {
         if (live.remove(link)) {
-            progressedChanged();
             pending.remove(link);
             link.released();
         }
