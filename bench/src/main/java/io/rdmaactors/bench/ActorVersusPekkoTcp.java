@@ -219,8 +219,8 @@ public final class ActorVersusPekkoTcp {
                 double ratio = BenchSupport.median(rdma) / BenchSupport.median(tcp);
                 String figure = workload.name() + " " + workload.figures().get(f);
                 System.out.printf("%-22s rdma-actors %10.1f [%.1f-%.1f], pekko tcp %10.1f [%.1f-%.1f],"
-                        + " ratio %.2f (target %s 1.0)%n", figure, BenchSupport.median(rdma), min(rdma),
-                        BenchSupport.best(rdma), BenchSupport.median(tcp), min(tcp), BenchSupport.best(tcp), ratio,
+                        + " ratio %.2f (target %s 1.0)%n", figure, BenchSupport.median(rdma), BenchSupport.least(rdma),
+                        BenchSupport.best(rdma), BenchSupport.median(tcp), BenchSupport.least(tcp), BenchSupport.best(tcp), ratio,
                         figure.endsWith(" us") ? "<=" : ">=");
                 summary.append(String.format(" %s %.2f;", figure, ratio));
             }
@@ -262,14 +262,6 @@ public final class ActorVersusPekkoTcp {
             throw new IllegalStateException(workload.name() + " on " + (rdma ? "rdma-actors" : "pekko tcp")
                     + ": no result within " + STEP_SECONDS + " s", e);
         }
-    }
-
-    private static double min(double[] v) {
-        double m = Double.POSITIVE_INFINITY;
-        for (double x : v) {
-            m = Math.min(m, x);
-        }
-        return m;
     }
 
     /** Round trips in microseconds: p50 and p99 of one run. */

@@ -168,6 +168,14 @@ public final class BenchSupport {
         }
     }
 
+    static double least(double[] values) {
+        double least = Double.POSITIVE_INFINITY;
+        for (double v : values) {
+            least = Math.min(least, v);
+        }
+        return least;
+    }
+
     static double best(double[] values) {
         double best = Double.NEGATIVE_INFINITY;
         for (double v : values) {

@@ -181,7 +181,7 @@ public final class CrossProcessLatency {
                         series.median(0.999));
             }
             System.out.printf("%-22s stream 64 B %,.0f msg/s [%,.0f-%,.0f]%n", clients.get(k).name(),
-                    BenchSupport.median(rate[k]), min(rate[k]), BenchSupport.best(rate[k]));
+                    BenchSupport.median(rate[k]), BenchSupport.least(rate[k]), BenchSupport.best(rate[k]));
         }
         HardwareRegime.Series nio = latency[0][0];
         HardwareRegime.Series actor = latency[3][0];
@@ -200,14 +200,6 @@ public final class CrossProcessLatency {
     private static String target(String what, double value, double most, String unit) {
         return String.format("%s %.2f%s%s", what, value, unit, value <= most ? " (<= " + most + unit + ")"
                 : " MISSED (target <= " + most + unit + ")");
-    }
-
-    private static double min(double[] values) {
-        double m = Double.MAX_VALUE;
-        for (double v : values) {
-            m = Math.min(m, v);
-        }
-        return m;
     }
 
     private static int header(int kind, int length) {

@@ -129,7 +129,7 @@ public final class HardwareRegime {
         double rateA = BenchSupport.median(actorRate);
         double rateB = BenchSupport.median(bareRate);
         System.out.printf("stream 64 B: actors %,.0f msg/s [%,.0f-%,.0f], bare %,.0f msg/s [%,.0f-%,.0f], %.2fx%n",
-                rateA, min(actorRate), BenchSupport.best(actorRate), rateB, min(bareRate),
+                rateA, BenchSupport.least(actorRate), BenchSupport.best(actorRate), rateB, BenchSupport.least(bareRate),
                 BenchSupport.best(bareRate), rateA / rateB);
         summary.add(String.format("stream 64 B %.2fx%s, %,.0f msg/s%s", rateA / rateB,
                 rateA / rateB >= 0.8 ? " (>= 0.8x)" : " MISSED (target >= 0.8x)",
@@ -139,10 +139,6 @@ public final class HardwareRegime {
 
     private static String pName(double p) {
         return p == 0.5 ? "50" : p == 0.99 ? "99" : "99.9";
-    }
-
-    private static double min(double[] values) {
-        return Arrays.stream(values).min().orElse(Double.NaN);
     }
 
     /** Round-trip percentiles of each round, in microseconds. */
@@ -169,7 +165,7 @@ public final class HardwareRegime {
         }
 
         double min(double p) {
-            return HardwareRegime.min(at(p));
+            return BenchSupport.least(at(p));
         }
 
         double max(double p) {
