@@ -90,7 +90,9 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private record Notified() implements Command {
     }
 
+    /** The next poll of a spin, told once per poll: it carries nothing, so one instance serves them all. */
     private record PollAgain() implements Command {
+        static final PollAgain NEXT = new PollAgain();
     }
 
     private record ChannelFailed(Throwable cause) implements Command {
@@ -595,7 +597,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         wait.begin(System.nanoTime());
         if (!spinning) {
             spinning = true;
-            getContext().getSelf().tell(new PollAgain());
+            getContext().getSelf().tell(PollAgain.NEXT);
         }
         return this;
     }
@@ -610,17 +612,17 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             wait.found(System.nanoTime());
         }
         switch (wait.next(System.nanoTime(), awaitingAnswer)) {
-            case POLL -> getContext().getSelf().tell(new PollAgain());
+            case POLL -> getContext().getSelf().tell(PollAgain.NEXT);
             case YIELD_THEN_POLL -> {
                 // whoever shares this core (the peer, an I/O thread) runs first
                 Thread.yield();
-                getContext().getSelf().tell(new PollAgain());
+                getContext().getSelf().tell(PollAgain.NEXT);
             }
             case REARM -> {
                 completions.rearm();
                 if (pollAll() > 0) {
                     wait.foundAfterRearm(System.nanoTime());
-                    getContext().getSelf().tell(new PollAgain());
+                    getContext().getSelf().tell(PollAgain.NEXT);
                 } else {
                     endSpin();
                     wait.end();
