@@ -30,45 +30,63 @@ class ConnectionOptionsTest {
         kit.close();
     }
 
-    @Test
-    void eachEndIsBuiltWithTheOptionsItWasGiven() {
+    /** A pair whose server end was accepted by a listener with {@code listen}, its client connected with {@code connect}. */
+    private record Pair(RdmaProtocol.Listening listening, RdmaProtocol.Connected client,
+                        TestProbe<RdmaProtocol.ConnectionEvent> clientEvents, RdmaProtocol.Connected server,
+                        TestProbe<RdmaProtocol.ConnectionEvent> serverEvents) {
+    }
+
+    private Pair connect(ConnectionOptions listen, ConnectionOptions connect) {
         TestProbe<RdmaProtocol.ListenerEvent> listenerEvents = kit.probe();
-        kit.manager().tell(RdmaProtocol.Listen.on(kit.address(0), listenerEvents.getRef())
-                .withOptions(ConnectionOptions.none().withSendQueueDepth(6).withMaxMessageSize(100)));
+        kit.manager().tell(RdmaProtocol.Listen.on(kit.address(0), listenerEvents.getRef()).withOptions(listen));
         RdmaProtocol.Listening listening = listenerEvents.expectMessageClass(RdmaProtocol.Listening.class, WAIT);
         TestProbe<RdmaProtocol.ConnectionEvent> clientEvents = kit.probe();
-        kit.manager().tell(RdmaProtocol.Connect.to(listening.localAddress(), clientEvents.getRef())
-                .withOptions(ConnectionOptions.none().withSendQueueDepth(8).withReceiveQueueDepth(24)));
+        kit.manager().tell(RdmaProtocol.Connect.to(listening.localAddress(), clientEvents.getRef()).withOptions(connect));
         RdmaProtocol.ConnectionRequested request = listenerEvents.expectMessageClass(
                 RdmaProtocol.ConnectionRequested.class, WAIT);
         TestProbe<RdmaProtocol.ConnectionEvent> serverEvents = kit.probe();
         request.connection().tell(new RdmaProtocol.Accept(serverEvents.getRef(), null));
-        RdmaProtocol.Connected client = clientEvents.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
-        RdmaProtocol.Connected server = serverEvents.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
+        return new Pair(listening, clientEvents.expectMessageClass(RdmaProtocol.Connected.class, WAIT), clientEvents,
+                serverEvents.expectMessageClass(RdmaProtocol.Connected.class, WAIT), serverEvents);
+    }
 
-        QpInitAttributes clientQp = kit.queuePair(client).initAttributes();
-        assertEquals(8, clientQp.maxSendWr());
-        assertEquals(24, clientQp.maxRecvWr());
-        QpInitAttributes serverQp = kit.queuePair(server).initAttributes();
-        assertEquals(6, serverQp.maxSendWr());
+    private void close(Pair pair) {
+        pair.client().connection().tell(new RdmaProtocol.Close());
+        RdmaTestKit.awaitDisconnected(pair.clientEvents());
+        RdmaTestKit.awaitDisconnected(pair.serverEvents());
+        pair.listening().listener().tell(new RdmaProtocol.Unbind());
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void eachEndsQueuePairIsBuiltWithTheDepthsItWasGiven() {
+        Connections.assumeFaultInjection(kit); // the soft fabric shows the QPs it built
+        Pair pair = connect(ConnectionOptions.none().withSendQueueDepth(6),
+                ConnectionOptions.none().withSendQueueDepth(8).withReceiveQueueDepth(24));
+        QpInitAttributes client = kit.queuePair(pair.client()).initAttributes();
+        assertEquals(8, client.maxSendWr());
+        assertEquals(24, client.maxRecvWr());
+        QpInitAttributes server = kit.queuePair(pair.server()).initAttributes();
+        assertEquals(6, server.maxSendWr());
         assertEquals(kit.testKit().system().settings().config().getInt("rdma-actors.receive-queue-depth"),
-                serverQp.maxRecvWr(), "what the options leave alone is the system's");
+                server.maxRecvWr(), "what the options leave alone is the system's");
+        close(pair);
+    }
 
+    @Test
+    void aConnectionsOwnLargestMessageWinsOverTheSystems() {
+        Pair pair = connect(ConnectionOptions.none().withMaxMessageSize(100), ConnectionOptions.none());
         // the server's connections take at most 100 bytes; the client's the system's 16 MiB
         RdmaProtocol.Send tooLarge = RdmaProtocol.Send.of(new byte[101], "too large");
-        server.connection().tell(tooLarge);
-        RdmaProtocol.CommandFailed refused = serverEvents.expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT);
+        pair.server().connection().tell(tooLarge);
+        RdmaProtocol.CommandFailed refused = pair.serverEvents().expectMessageClass(RdmaProtocol.CommandFailed.class,
+                WAIT);
         assertSame(tooLarge, refused.command());
         assertInstanceOf(IllegalArgumentException.class, refused.cause());
-        client.connection().tell(RdmaProtocol.Send.of(new byte[101], "fits"));
-        assertEquals("fits", clientEvents.expectMessageClass(RdmaProtocol.Acked.class, WAIT).token());
-        assertEquals(101, serverEvents.expectMessageClass(RdmaProtocol.Received.class, WAIT).data().size());
-
-        client.connection().tell(new RdmaProtocol.Close());
-        RdmaTestKit.awaitDisconnected(clientEvents);
-        RdmaTestKit.awaitDisconnected(serverEvents);
-        listening.listener().tell(new RdmaProtocol.Unbind());
-        kit.awaitNoLeaks(WAIT);
+        pair.client().connection().tell(RdmaProtocol.Send.of(new byte[101], "fits"));
+        assertEquals("fits", pair.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT).token());
+        assertEquals(101, pair.serverEvents().expectMessageClass(RdmaProtocol.Received.class, WAIT).data().size());
+        close(pair);
     }
 
     @Test
