@@ -16,8 +16,13 @@ final class CompletionWait {
     /** At most 2^6 - 1 wake-ups skip their spin after spins that found nothing. */
     private static final int MAX_SKIP_SHIFT = 6;
 
+    /** How long latency mode ({@code rdma-actors.wait = spin}) polls busy after a completion. */
+    static final long LATENCY_SPIN_NANOS = 200_000;
+
     private final long spinNanos;
     private final long yieldNanos;
+    /** Whether spins that found nothing make later wake-ups skip theirs. */
+    private final boolean backsOff;
     /** When the spin began or last found a completion: it lasts spin + yield from then. */
     private long lastFound;
     /** The current spin found a completion. */
@@ -29,8 +34,21 @@ final class CompletionWait {
     private int toSkip;
 
     CompletionWait(long spinNanos, long yieldNanos) {
+        this(spinNanos, yieldNanos, true);
+    }
+
+    private CompletionWait(long spinNanos, long yieldNanos, boolean backsOff) {
         this.spinNanos = spinNanos;
         this.yieldNanos = yieldNanos;
+        this.backsOff = backsOff;
+    }
+
+    /**
+     * Latency mode: polls busy for {@link #LATENCY_SPIN_NANOS} after every completion, whether an
+     * answer is awaited or not, and a spin that found nothing does not spare the next one.
+     */
+    static CompletionWait latency() {
+        return new CompletionWait(LATENCY_SPIN_NANOS, 0, false);
     }
 
     /** Whether this wake-up goes without a spin: there is none to make, or earlier ones found nothing. */
@@ -89,7 +107,7 @@ final class CompletionWait {
         if (found) {
             missedSpins = 0;
             toSkip = 0;
-        } else if (spinNanos > 0 || yielded) {
+        } else if (backsOff && (spinNanos > 0 || yielded)) {
             missedSpins = Math.min(missedSpins + 1, MAX_SKIP_SHIFT);
             toSkip = (1 << missedSpins) - 1;
         }

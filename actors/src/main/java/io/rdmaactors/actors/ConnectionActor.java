@@ -92,6 +92,13 @@ final class ConnectionActor {
     private record HandlerTerminated() implements Internal {
     }
 
+    /**
+     * Sent to itself on Accept, after the watch of the handler it names: a handler dead already
+     * is known by then (its Terminated is queued first), before the CM could report Established.
+     */
+    private record AcceptNow() implements Internal {
+    }
+
     private record EstablishedEarly(InetSocketAddress remote, byte[] privateData) {
     }
 
@@ -285,15 +292,7 @@ final class ConnectionActor {
                     accepted = a;
                     handler = a.handler();
                     ctx.watchWith(handler, new HandlerTerminated());
-                    try {
-                        createQueuePair();
-                        id.accept(ConnectionParameters.of(a.privateData()));
-                    } catch (RuntimeException e) {
-                        handler.tell(new CommandFailed(a, e));
-                        rejectQuietly();
-                        return Behaviors.stopped();
-                    }
-                    timers.startSingleTimer(TIMER, new TimedOut(), settings.acceptTimeout());
+                    ctx.getSelf().tell(new AcceptNow());
                     return accepting(requestData);
                 })
                 .onMessage(RdmaProtocol.Reject.class, r -> {
@@ -334,7 +333,21 @@ final class ConnectionActor {
     }
 
     private Behavior<ConnectionCommand> accepting(byte[] requestData) {
+        boolean[] sent = {false};
         return Behaviors.receive(ConnectionCommand.class)
+                .onMessage(AcceptNow.class, n -> {
+                    try {
+                        createQueuePair();
+                        id.accept(ConnectionParameters.of(accepted.privateData()));
+                    } catch (RuntimeException e) {
+                        handler.tell(new CommandFailed(accepted, e));
+                        rejectQuietly();
+                        return Behaviors.stopped();
+                    }
+                    sent[0] = true;
+                    timers.startSingleTimer(TIMER, new TimedOut(), settings.acceptTimeout());
+                    return Behaviors.same();
+                })
                 .onMessage(Cm.class, m -> {
                     if (m.event() instanceof CmEvent.Established) {
                         timers.cancel(TIMER);
@@ -360,6 +373,9 @@ final class ConnectionActor {
                     told = true;
                     bindHandler.tell(new CommandFailed(accepted, new RdmaProtocol.ConnectionClosed(
                             "the handler the Accept named, " + handler.path() + ", terminated before Connected")));
+                    if (!sent[0]) {
+                        rejectQuietly(); // dead before the accept went out: the client is refused
+                    }
                     return Behaviors.stopped();
                 })
                 .onMessage(Async.class, a -> Behaviors.same())

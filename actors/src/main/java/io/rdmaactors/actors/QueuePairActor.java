@@ -271,8 +271,9 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         // (the data path's dispatcher), there is none to save, and the polls only delay the other
         // actors on the thread, the peer's among them
         boolean nothingToSave = completions.eventsPushed() && SpinningExecutor.onWorkerThread();
-        this.wait = nothingToSave ? new CompletionWait(0, 0) : new CompletionWait(
-                settings.completionSpin().toNanos(), settings.completionYield().toNanos());
+        this.wait = nothingToSave ? new CompletionWait(0, 0)
+                : settings.waitMode().equals(RdmaSettings.SPIN) ? CompletionWait.latency()
+                : new CompletionWait(settings.completionSpin().toNanos(), settings.completionYield().toNanos());
         this.sends = new SendQueue(buffers.send, settings.writeQueue());
         this.maxMessageSize = settings.maxMessageSize();
         this.completions = completions;

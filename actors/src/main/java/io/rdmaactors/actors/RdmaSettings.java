@@ -15,7 +15,7 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
                            int receiveQueueDepth, int bufferSize, int writeQueue, int maxMessageSize,
                            Duration resolveTimeout, Duration connectTimeout,
                            Duration acceptTimeout, int completionPollers, Duration completionSpin,
-                           Duration completionYield, String dispatcher, String verbsDispatcher) {
+                           Duration completionYield, String waitMode, String dispatcher, String verbsDispatcher) {
 
     public RdmaSettings {
         fabricOptions = Map.copyOf(fabricOptions);
@@ -28,7 +28,13 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
         require(completionPollers >= 1, "completion-pollers", completionPollers, "at least 1");
         require(!completionSpin.isNegative(), "completion-spin", completionSpin, "not negative");
         require(!completionYield.isNegative(), "completion-yield", completionYield, "not negative");
+        require(waitMode.equals(BALANCED) || waitMode.equals(SPIN), "wait", waitMode, BALANCED + " or " + SPIN);
     }
+
+    /** {@code wait}'s default: spin briefly, yield while an answer is awaited, then sleep. */
+    public static final String BALANCED = "balanced";
+    /** Latency mode: poll busy for a while after every completion. */
+    public static final String SPIN = "spin";
 
     /** {@code dispatcher}'s default: each data path actor runs where the handler it serves runs. */
     public static final String SAME_AS_HANDLER = "same-as-handler";
@@ -59,7 +65,7 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
                 options.receiveQueueDepth().orElse(receiveQueueDepth), bufferSize,
                 options.writeQueue().orElse(writeQueue), options.maxMessageSize().orElse(maxMessageSize),
                 resolveTimeout, connectTimeout, acceptTimeout, completionPollers, completionSpin, completionYield,
-                dispatcher, verbsDispatcher);
+                waitMode, dispatcher, verbsDispatcher);
     }
 
     /** A bad value names its key, so a configuration error says which line to fix. */
@@ -78,7 +84,8 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
                 c.getInt("receive-queue-depth"), c.getInt("buffer-size"), c.getInt("write-queue"),
                 (int) Math.min(Integer.MAX_VALUE, c.getBytes("max-message-size")), c.getDuration("resolve-timeout"),
                 c.getDuration("connect-timeout"), c.getDuration("accept-timeout"), c.getInt("completion-pollers"),
-                c.getDuration("completion-spin"), c.getDuration("completion-yield"), c.getString("dispatcher"),
+                c.getDuration("completion-spin"), c.getDuration("completion-yield"), c.getString("wait"),
+                c.getString("dispatcher"),
                 c.getString("verbs-dispatcher"));
     }
 }

@@ -2,6 +2,7 @@ package io.rdmaactors.bench;
 
 import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
+import io.rdmaactors.actors.RdmaSettings;
 import com.typesafe.config.ConfigFactory;
 import io.rdmaactors.cm.CmEvent;
 import io.rdmaactors.verbs.CmId;
@@ -45,7 +46,8 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
  *   <li>the plain TCP floor: two NIO {@code SocketChannel}s, each end busy-polling its socket;</li>
  *   <li>the shared-memory floor: a ring per direction in a memory-mapped file, each end spinning on it;</li>
  *   <li>the bare SPI over the soft fabric's link between the processes, each end busy-polling its CQ;</li>
- *   <li>the actor API over that link, with library defaults (handlers on Pekko's default dispatcher).</li>
+ *   <li>the actor API over that link, with library defaults (handlers on Pekko's default dispatcher);</li>
+ *   <li>the same in latency mode ({@code rdma-actors.wait = spin}, both processes).</li>
  * </ul>
  * The child ({@code --serve}) echoes, or for a stream answers the last message once all came. Its
  * servers spin only while their peer is busy: after {@link #IDLE_AFTER_NANOS} with nothing they
@@ -120,7 +122,8 @@ public final class CrossProcessLatency {
             clients.add(new NioClient(ports[0]));
             clients.add(new MappedClient(ring));
             clients.add(new BareClient(ports[1]));
-            clients.add(new ActorClient(ports[2]));
+            clients.add(new ActorClient(ports[2], RdmaSettings.BALANCED));
+            clients.add(new ActorClient(ports[3], RdmaSettings.SPIN));
             int kinds = clients.size();
             HardwareRegime.Series[][] latency = new HardwareRegime.Series[kinds][SIZES.length];
             double[][] rate = new double[kinds][rounds];
@@ -165,7 +168,8 @@ public final class CrossProcessLatency {
         for (String line; (line = out.readLine()) != null; ) {
             if (line.startsWith("PORTS ")) {
                 String[] p = line.substring(6).trim().split(" ");
-                return new int[] {Integer.parseInt(p[0]), Integer.parseInt(p[1]), Integer.parseInt(p[2])};
+                return new int[] {Integer.parseInt(p[0]), Integer.parseInt(p[1]), Integer.parseInt(p[2]),
+                        Integer.parseInt(p[3])};
             }
         }
         throw new IllegalStateException("the peer printed no ports");
@@ -184,11 +188,13 @@ public final class CrossProcessLatency {
                     BenchSupport.median(rate[k]), BenchSupport.least(rate[k]), BenchSupport.best(rate[k]));
         }
         HardwareRegime.Series nio = latency[0][0];
-        HardwareRegime.Series actor = latency[3][0];
+        HardwareRegime.Series defaults = latency[3][0];
+        HardwareRegime.Series spin = latency[4][0];
         List<String> summary = new ArrayList<>();
-        summary.add(target("actor/TCP floor 64 B p50", actor.median(0.5) / nio.median(0.5), 1.3, "x"));
-        summary.add(target("p99", actor.median(0.99) / nio.median(0.99), 2.0, "x"));
-        summary.add(target("actor API defaults 64 B p50", actor.median(0.5), 40, " us"));
+        summary.add(target("actor API in latency mode/TCP floor 64 B p50", spin.median(0.5) / nio.median(0.5), 1.3,
+                "x"));
+        summary.add(target("p99", spin.median(0.99) / nio.median(0.99), 2.0, "x"));
+        summary.add(target("actor API defaults 64 B p50", defaults.median(0.5), 40, " us"));
         summary.add(String.format("bare SPI/TCP floor 64 B p50 %.2fx", latency[2][0].median(0.5) / nio.median(0.5)));
         summary.add(String.format("shared-memory floor 64 B p50 %.2f us, stream %,.0f msg/s", latency[1][0].median(0.5),
                 BenchSupport.median(rate[1])));
@@ -233,8 +239,25 @@ public final class CrossProcessLatency {
                 }
             }
         });
-        CompletableFuture<Integer> actorPort = new CompletableFuture<>();
-        ActorSystem<Void> system = ActorSystem.create(Behaviors.setup(ctx -> {
+        CompletableFuture<Integer> balanced = new CompletableFuture<>();
+        CompletableFuture<Integer> spinning = new CompletableFuture<>();
+        ActorSystem<Void> system = echo(RdmaSettings.BALANCED, balanced);
+        ActorSystem<Void> latencyMode = echo(RdmaSettings.SPIN, spinning);
+        System.out.printf("PORTS %d %d %d %d%n", ((InetSocketAddress) nio.getLocalAddress()).getPort(),
+                listener.localAddress().getPort(), balanced.get(30, TimeUnit.SECONDS),
+                spinning.get(30, TimeUnit.SECONDS));
+        System.out.flush();
+        while (System.in.read() >= 0) {
+            // runs until the parent closes our standard input
+        }
+        system.terminate();
+        latencyMode.terminate();
+        System.exit(0);
+    }
+
+    /** The actor API's echo server, with {@code rdma-actors.wait = wait}; completes {@code port} once listening. */
+    private static ActorSystem<Void> echo(String wait, CompletableFuture<Integer> port) {
+        return ActorSystem.create(Behaviors.setup(ctx -> {
             ActorRef<RdmaProtocol.ConnectionEvent> handler = ctx.spawn(HardwareRegime.ActorPair.echoAndSink(), "echo",
                     EchoSinkPeer.handlerProps(ctx.getSystem()));
             ctx.spawn(Behaviors.<RdmaProtocol.ListenerEvent>setup(l -> {
@@ -242,7 +265,7 @@ public final class CrossProcessLatency {
                         l.getSelf()));
                 return Behaviors.receive(RdmaProtocol.ListenerEvent.class)
                         .onMessage(RdmaProtocol.Listening.class, b -> {
-                            actorPort.complete(b.localAddress().getPort());
+                            port.complete(b.localAddress().getPort());
                             return Behaviors.same();
                         })
                         .onMessage(RdmaProtocol.ConnectionRequested.class, r -> {
@@ -253,15 +276,12 @@ public final class CrossProcessLatency {
                         .build();
             }), "listener");
             return Behaviors.empty();
-        }), "peer", ConfigFactory.parseString("pekko.loglevel = WARNING").withFallback(ConfigFactory.load()));
-        System.out.printf("PORTS %d %d %d%n", ((InetSocketAddress) nio.getLocalAddress()).getPort(),
-                listener.localAddress().getPort(), actorPort.get(30, TimeUnit.SECONDS));
-        System.out.flush();
-        while (System.in.read() >= 0) {
-            // runs until the parent closes our standard input
-        }
-        system.terminate();
-        System.exit(0);
+        }), "peer-" + wait, config(wait));
+    }
+
+    private static com.typesafe.config.Config config(String wait) {
+        return ConfigFactory.parseString("pekko.loglevel = WARNING\nrdma-actors.wait = " + wait)
+                .withFallback(ConfigFactory.load());
     }
 
     private interface Body {
@@ -641,11 +661,13 @@ public final class CrossProcessLatency {
         }
     }
 
-    /** The actor API over the link: the client handler of {@link HardwareRegime}, library defaults. */
+    /** The actor API over the link: the client handler of {@link HardwareRegime}, library defaults but {@code wait}. */
     private static final class ActorClient implements Client {
         private final ActorSystem<Object> system;
+        private final String wait;
 
-        ActorClient(int port) throws Exception {
+        ActorClient(int port, String wait) throws Exception {
+            this.wait = wait;
             CompletableFuture<Void> connected = new CompletableFuture<>();
             system = ActorSystem.create(Behaviors.setup(ctx -> {
                 ActorRef<Object> client = ctx.spawn(HardwareRegime.ActorPair.client(connected), "client",
@@ -656,14 +678,13 @@ public final class CrossProcessLatency {
                     client.tell(task);
                     return Behaviors.same();
                 });
-            }), "cross-process-latency", ConfigFactory.parseString("pekko.loglevel = WARNING")
-                    .withFallback(ConfigFactory.load()));
+            }), "cross-process-latency", config(wait));
             connected.get(30, TimeUnit.SECONDS);
         }
 
         @Override
         public String name() {
-            return "actor API over the link";
+            return wait.equals(RdmaSettings.SPIN) ? "actor API, wait = spin" : "actor API over the link";
         }
 
         @Override

@@ -115,6 +115,26 @@ class CompletionPollerTest {
     }
 
     @Test
+    void inLatencyModeEveryMessageArrivesAndEverySpinTurnComesBack() {
+        kit = RdmaTestKit.create(SMALL + "rdma-actors.wait = spin");
+        RdmaTestKit.Listener listener = kit.listen(100);
+        List<RdmaTestKit.Pair> pairs = connect(listener, 20);
+        for (int round = 0; round < 5; round++) {
+            exchangeOneMessageEach(pairs);
+            int held = CompletionPoller.spinTurnsHeld();
+            assertTrue(held <= CompletionPoller.SPIN_TURNS, held + " spin turns held");
+        }
+        pairs.forEach(p -> kit.close(p));
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (CompletionPoller.spinTurnsHeld() > 0 && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        assertEquals(0, CompletionPoller.spinTurnsHeld(), "spin turns kept by stopped connections");
+    }
+
+    @Test
     void cqsDestroyedWhileTheirChannelServesOthersLeaveNothingUnacked() {
         kit = RdmaTestKit.create(SMALL + NO_SPIN);
         RdmaTestKit.Listener listener = kit.listen(100);

@@ -48,6 +48,19 @@ class CompletionWaitTest {
     }
 
     @Test
+    void latencyModePollsBusyWhateverItAwaitsAndAMissedSpinSparesNoLaterOne() {
+        CompletionWait wait = CompletionWait.latency();
+        long spin = CompletionWait.LATENCY_SPIN_NANOS;
+        for (int round = 0; round < 3; round++) {
+            assertFalse(wait.skipsSpin(), "round " + round);
+            wait.begin(0);
+            assertEquals(Step.POLL, wait.next(spin - 1, false), "a stream's end polls on too");
+            assertEquals(Step.REARM, wait.next(spin, true), "and never yields");
+            wait.end(); // found nothing
+        }
+    }
+
+    @Test
     void noWaitSkipsEverySpinAndASpinThatTookNoTimeProvesNothing() {
         assertTrue(new CompletionWait(0, 0).skipsSpin());
         CompletionWait yieldOnly = new CompletionWait(0, YIELD);

@@ -71,6 +71,10 @@ class EveryCommandAnsweredTest {
                 .withFallback(com.typesafe.config.ConfigFactory.load());
         IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> RdmaSettings.from(config));
         assertTrue(bad.getMessage().startsWith("rdma-actors.buffer-size = 8: "), bad.getMessage());
+        IllegalArgumentException mode = assertThrows(IllegalArgumentException.class, () -> RdmaSettings.from(
+                com.typesafe.config.ConfigFactory.parseString("rdma-actors.wait = fast")
+                        .withFallback(com.typesafe.config.ConfigFactory.load())));
+        assertTrue(mode.getMessage().startsWith("rdma-actors.wait = fast: "), mode.getMessage());
     }
 
     @Test
