@@ -40,7 +40,10 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
     private int armed;
     private boolean overrun;
     private final AtomicInteger unacked = new AtomicInteger();
-    /** Polled by a consumer that did not arm it (TcpLinks.pollerStarted); written under the monitor. */
+    /**
+     * Polled by a consumer that did not arm it, with connections on links (TcpLinks.pollerStarted);
+     * written under the monitor.
+     */
     private volatile boolean polling;
     /** The links its QPs' connections run on, progressed by an empty poll; written under the monitor. */
     private volatile TcpLink[] links = new TcpLink[0];
@@ -105,12 +108,15 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
     public int poll(WorkCompletion[] out) {
         checkOpen("ibv_poll_cq");
         if (count == 0) {
-            if (!polling) {
-                startPolling();
-            }
-            // the consumer waits: what its connections' links hold may complete something now
-            for (TcpLink link : links) {
-                link.progress();
+            TcpLink[] on = links;
+            if (on.length > 0) {
+                if (!polling) {
+                    startPolling();
+                }
+                // the consumer waits: what its connections' links hold may complete something now
+                for (TcpLink link : on) {
+                    link.progress();
+                }
             }
             if (count == 0) {
                 return 0; // a completion pushed meanwhile is taken by the next poll, as from a device's CQ

@@ -112,7 +112,7 @@ final class TcpLink implements LinkSelector.Handler {
     private int gatherFrom;
     private int gatherTo;
     private boolean writeInterest;
-    /** A thread polling a CQ reads for the link now (TcpLinks.polled): its I/O thread does not. */
+    /** A thread polling a CQ reads for the link now ({@link #polled}): its I/O thread does not. */
     private boolean readPaused;
     /** One thread at a time writes: the one that set this; others only queue. */
     private boolean writing;
@@ -437,7 +437,7 @@ final class TcpLink implements LinkSelector.Handler {
             return;
         }
         if (handshake == null && polled()) {
-            pauseReading(); // what came is a poller's to read: it progresses every link
+            pauseReading(); // what came is the poller's to read: it progresses this link
         } else if (reader.compareAndSet(false, true)) {
             try {
                 read();
