@@ -93,10 +93,11 @@ final class ConnectionActor {
     }
 
     /**
-     * Sent to itself on Accept, after the watch of the handler it names: a handler dead already
-     * is known by then (its Terminated is queued first), before the CM could report Established.
+     * Sent to itself twice on Accept, after the watch of the handler it names: the Terminated of a
+     * handler dead already is a message to itself queued behind the first, so the second comes
+     * after it, and no accept goes out for a dead handler.
      */
-    private record AcceptNow() implements Internal {
+    private record AcceptNow(boolean watchSettled) implements Internal {
     }
 
     private record EstablishedEarly(InetSocketAddress remote, byte[] privateData) {
@@ -292,7 +293,7 @@ final class ConnectionActor {
                     accepted = a;
                     handler = a.handler();
                     ctx.watchWith(handler, new HandlerTerminated());
-                    ctx.getSelf().tell(new AcceptNow());
+                    ctx.getSelf().tell(new AcceptNow(false));
                     return accepting(requestData);
                 })
                 .onMessage(RdmaProtocol.Reject.class, r -> {
@@ -336,6 +337,10 @@ final class ConnectionActor {
         boolean[] sent = {false};
         return Behaviors.receive(ConnectionCommand.class)
                 .onMessage(AcceptNow.class, n -> {
+                    if (!n.watchSettled()) {
+                        ctx.getSelf().tell(new AcceptNow(true));
+                        return Behaviors.same();
+                    }
                     try {
                         createQueuePair();
                         id.accept(ConnectionParameters.of(accepted.privateData()));
