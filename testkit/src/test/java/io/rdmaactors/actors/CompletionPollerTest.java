@@ -104,14 +104,7 @@ class CompletionPollerTest {
             }
         }
         assertTrue(mostHeld > 0, "no connection ever spun");
-        pairs.forEach(p -> kit.close(p));
-        kit.unbind(listener);
-        kit.awaitNoLeaks(WAIT);
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (CompletionPoller.spinTurnsHeld() > 0 && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
-        }
-        assertEquals(0, CompletionPoller.spinTurnsHeld(), "spin turns kept by stopped connections");
+        closeAndAwaitSpinTurnsBack(listener, pairs);
     }
 
     @Test
@@ -124,14 +117,7 @@ class CompletionPollerTest {
             int held = CompletionPoller.spinTurnsHeld();
             assertTrue(held <= CompletionPoller.SPIN_TURNS, held + " spin turns held");
         }
-        pairs.forEach(p -> kit.close(p));
-        kit.unbind(listener);
-        kit.awaitNoLeaks(WAIT);
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (CompletionPoller.spinTurnsHeld() > 0 && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
-        }
-        assertEquals(0, CompletionPoller.spinTurnsHeld(), "spin turns kept by stopped connections");
+        closeAndAwaitSpinTurnsBack(listener, pairs);
     }
 
     @Test
@@ -231,6 +217,18 @@ class CompletionPollerTest {
     }
 
     /** Every client sends at once, then every server must hear its own message. */
+    /** Closes every pair and the listener; every spin turn the connections held must come back. */
+    private void closeAndAwaitSpinTurnsBack(RdmaTestKit.Listener listener, List<RdmaTestKit.Pair> pairs) {
+        pairs.forEach(p -> kit.close(p));
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (CompletionPoller.spinTurnsHeld() > 0 && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        assertEquals(0, CompletionPoller.spinTurnsHeld(), "spin turns kept by stopped connections");
+    }
+
     private static void exchangeOneMessageEach(List<RdmaTestKit.Pair> pairs) {
         for (int c = 0; c < pairs.size(); c++) {
             pairs.get(c).client().tell(RdmaProtocol.Send.of(ByteBuffer.allocate(4).putInt(c).array(), c));
