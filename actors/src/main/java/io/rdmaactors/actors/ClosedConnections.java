@@ -16,10 +16,10 @@ import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 
 /**
- * Answers the commands sent to a connection after it stopped, which Pekko would drop as dead
- * letters: each gets CommandFailed(ConnectionClosed) at the handler the connection had. A stopped
- * connection leaves a tombstone (its actors and its handler); dead letters addressed to a
- * tombstone are answered. Tombstones are bounded (the oldest go first), and a dead letter that
+ * Answers the commands sent to a connection after its actors stopped (a closed connection answers
+ * them itself while it lingers), which Pekko would drop as dead letters: each gets
+ * CommandFailed(ConnectionClosed) at the handler the connection had. A stopped connection leaves a
+ * tombstone (its actors and its handler); dead letters addressed to a tombstone are answered. Tombstones are bounded (the oldest go first), and a dead letter that
  * comes before its tombstone waits for it, as the two travel apart. A Listen, Connect or
  * JoinMulticast lost with the manager or CM event actor that was to carry it out (a restart, the
  * system's shutdown) fails to its handler.
@@ -129,7 +129,12 @@ final class ClosedConnections {
     }
 
     private static void answer(DeadLetter letter, ActorRef<CommandFailed> handler) {
-        RdmaProtocol.answerTo(letter.message(), handler).tell(new CommandFailed(letter.message(),
+        refuse(letter.message(), handler);
+    }
+
+    /** Answers {@code command}, sent to a closed connection, where its answer goes: its reply target or {@code handler}. */
+    static void refuse(Object command, ActorRef<? super CommandFailed> handler) {
+        RdmaProtocol.answerTo(command, handler).tell(new CommandFailed(command,
                 new RdmaProtocol.ConnectionClosed("the connection is closed")));
     }
 }

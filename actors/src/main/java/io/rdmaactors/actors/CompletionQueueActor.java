@@ -12,7 +12,7 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
 
 /**
  * Owns a connection's CQ (through its completion poller subscription), and frees the QP and
- * its buffers with it. The QP actor, its child, is the
+ * its buffers with it, when the connection closed (Release) or when it stops. The QP actor, its child, is the
  * CQ's only consumer (one hop less per completion than polling here), and being a child it has
  * stopped, its completion subscription closed, before this actor destroys the QP and then hands
  * the CQ to its poller to destroy, in the order rdma-core requires. It runs on the verbs dispatcher: destroying is slow.
@@ -20,6 +20,13 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
 final class CompletionQueueActor extends AbstractBehavior<CompletionQueueActor.Command> {
 
     interface Command {
+    }
+
+    /**
+     * The QP actor drained and went quiet: free the QP, the CQ and the buffers now, while the
+     * actors live on to answer late commands, and tell {@code connection} QueuePairReleased.
+     */
+    record Release(ActorRef<RdmaProtocol.ConnectionCommand> connection) implements Command {
     }
 
     private final CompletionPoller.Subscription completions;
@@ -49,12 +56,21 @@ final class CompletionQueueActor extends AbstractBehavior<CompletionQueueActor.C
     @Override
     public Receive<Command> createReceive() {
         return newReceiveBuilder()
+                .onMessage(Release.class, r -> {
+                    free();
+                    r.connection().tell(new ConnectionActor.QueuePairReleased());
+                    return Behaviors.ignore(); // freed: its stop frees nothing more
+                })
                 .onSignal(PostStop.class, s -> {
-                    id.destroyQueuePair();
-                    completions.close();
-                    buffers.close();
+                    free();
                     return this;
                 })
                 .build();
+    }
+
+    private void free() {
+        id.destroyQueuePair();
+        completions.close();
+        buffers.close();
     }
 }

@@ -86,6 +86,10 @@ final class ConnectionActor {
     record QueuePairStarted(ActorRef<ConnectionCommand> qp) implements Internal {
     }
 
+    /** The CQ actor destroyed the QP and CQ and freed the buffers, at {@link CompletionQueueActor.Release}. */
+    record QueuePairReleased() implements Internal {
+    }
+
     private record TimedOut() implements Internal {
     }
 
@@ -105,11 +109,11 @@ final class ConnectionActor {
 
     private static final Object TIMER = "timeout";
     /**
-     * How long a connection that told Disconnected still answers, at once, the commands that were
-     * on their way to it (a handler's, sent before it processed Disconnected) before it stops and
-     * frees its resources; later ones are answered from their dead letters.
+     * How long at most a closed connection answers the commands still sent to it while its handler
+     * lives (a handler shared by many connections may live on): long enough for every command told
+     * before the handler processed Disconnected, bounded so closed connections do not pile up.
      */
-    private static final Duration CLOSED_LINGER = Duration.ofMillis(250);
+    private static final Duration CLOSED_LINGER = Duration.ofSeconds(10);
     /** The AddressError status of a host name that does not resolve (-EADDRNOTAVAIL, as rdma_cm reports). */
     static final int UNRESOLVED = -99;
 
@@ -145,6 +149,10 @@ final class ConnectionActor {
     private DisconnectReason closing;
     /** The handler heard how this connection ended (Disconnected or ConnectFailed). */
     private boolean told;
+    /** The QP, memory, PD and id are freed: the connection only answers now. */
+    private boolean released;
+    /** An agent's listener: it counts the connection as open until it is released. */
+    private ActorRef<RdmaProtocol.ListenerCommand> listener;
     /** The handler heard Connected. */
     private boolean connected;
     /** Where a connect goes: a ConnectFailed names it. */
@@ -266,9 +274,10 @@ final class ConnectionActor {
                                              ActorRef<RdmaProtocol.ListenerCommand> listener, RdmaSettings settings,
                                              Devices devices, SrqActor.Shared shared) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
-            // first of all: the listener counts this connection as open until this actor stops
+            // first of all: the listener counts this connection as open until it is released
             listener.tell(new ListenerActor.Admitted(ctx.getSelf()));
             ConnectionActor c = new ConnectionActor(ctx, timers, id, settings, devices);
+            c.listener = listener;
             c.shared = shared;
             c.bindHandler = bindHandler;
             if (shared == null) {
@@ -677,9 +686,10 @@ final class ConnectionActor {
     }
 
     /**
-     * The one way out of an open connection: drain every outstanding request, tell the handler, stop.
-     * An error completion found by the drain decides the reason, so a connection whose own request
-     * failed ends as ErrorClosed however the peer's disconnect raced it.
+     * The one way out of an open connection: drain every outstanding request, free the QP and
+     * everything under it, tell the handler, and answer what still comes. An error completion found
+     * by the drain decides the reason, so a connection whose own request failed ends as
+     * ErrorClosed however the peer's disconnect raced it.
      */
     private Behavior<ConnectionCommand> closeWith(DisconnectReason reason) {
         timers.cancel(TIMER);
@@ -704,9 +714,14 @@ final class ConnectionActor {
                 .onMessage(QueuePairDrained.class, d -> {
                     DisconnectReason ended = peerDisconnected ? peerEnded(d.peerClosing()) : reason;
                     boolean ownError = reason instanceof RdmaProtocol.ErrorClosed && !peerDisconnected;
-                    tellDisconnected(d.failure() != null && !ownError ? new RdmaProtocol.ErrorClosed(d.failure())
-                            : ended);
-                    return lingering();
+                    closing = d.failure() != null && !ownError ? new RdmaProtocol.ErrorClosed(d.failure()) : ended;
+                    cqActor.tell(new CompletionQueueActor.Release(ctx.getSelf()));
+                    return Behaviors.same();
+                })
+                .onMessage(QueuePairReleased.class, r -> {
+                    freeResources();
+                    tellDisconnected(closing);
+                    return handlerDied ? Behaviors.stopped() : closed(handler, qpActor, timers);
                 })
                 .onMessage(RdmaProtocol.Register.class, this::onRegister)
                 .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
@@ -717,21 +732,29 @@ final class ConnectionActor {
     }
 
     /**
-     * Disconnected is told and the QP actor refuses data commands itself: for {@link #CLOSED_LINGER}
-     * what comes is answered at once, then the connection stops.
+     * A connection that told Disconnected, its resources freed: what still comes (commands the
+     * handler sent before it processed Disconnected) is answered at once, until the handler stops
+     * or {@link #CLOSED_LINGER} has passed; then commands are answered from their dead letters. It
+     * holds nothing of the connection it was but the two references it answers for.
      */
-    private Behavior<ConnectionCommand> lingering() {
+    private static Behavior<ConnectionCommand> closed(ActorRef<ConnectionEvent> handler,
+                                                      ActorRef<ConnectionCommand> qpActor,
+                                                      TimerScheduler<ConnectionCommand> timers) {
         timers.startSingleTimer(TIMER, new TimedOut(), CLOSED_LINGER);
-        return Behaviors.receive(ConnectionCommand.class)
+        return Behaviors.setup(ctx -> Behaviors.receive(ConnectionCommand.class)
                 .onMessage(TimedOut.class, t -> Behaviors.stopped())
+                .onMessage(HandlerTerminated.class, t -> Behaviors.stopped())
                 .onMessage(Internal.class, i -> Behaviors.same())
                 .onMessage(ConnectionCommand.class, c -> {
-                    RdmaProtocol.answerTo(c, handler).tell(new CommandFailed(c,
-                            new RdmaProtocol.ConnectionClosed("the connection is closed")));
+                    ClosedConnections.refuse(c, handler);
                     return Behaviors.same();
                 })
-                .onSignal(PostStop.class, s -> release())
-                .build();
+                .onSignal(PostStop.class, s -> {
+                    new ClosedConnections.Stopped(List.of(ctx.getSelf(), qpActor), handler.narrow())
+                            .publish(ctx.getSystem());
+                    return Behaviors.same();
+                })
+                .build());
     }
 
     private Behavior<ConnectionCommand> refuseWhileClosing(ConnectionCommand command) {
@@ -760,9 +783,9 @@ final class ConnectionActor {
     }
 
     /**
-     * PostStop: the CQ and QP actors (children) already freed theirs and failed what was
-     * outstanding; free PD, then the id. A connection stopped from outside (its parent restarting
-     * or the system shutting down) still tells its handler.
+     * PostStop before the connection was closed: the CQ and QP actors (children) already freed
+     * theirs and failed what was outstanding; free the rest. A connection stopped from outside (its
+     * parent restarting or the system shutting down) still tells its handler.
      */
     private Behavior<ConnectionCommand> release() {
         RdmaProtocol.ConnectionClosed stopped = new RdmaProtocol.ConnectionClosed("rdma-actors stopped");
@@ -778,13 +801,23 @@ final class ConnectionActor {
             List<ActorRef<?>> actors = qpActor == null ? List.of(ctx.getSelf()) : List.of(ctx.getSelf(), qpActor);
             new ClosedConnections.Stopped(actors, answers).publish(ctx.getSystem());
         }
+        freeResources();
+        return Behaviors.same();
+    }
+
+    /** Frees what the connection holds after its QP (gone with the CQ actor's release or stop): memory, PD, id. */
+    private void freeResources() {
+        if (released) {
+            return;
+        }
+        released = true;
         if (qp != null) {
             ActorRef<DeviceActor.Command> deviceActor = devices.actor(id.device());
             if (deviceActor != null) {
                 deviceActor.tell(new DeviceActor.UnregisterQp(qp.qpNum()));
             }
             if (shared != null) {
-                shared.owner().tell(new SrqActor.Detach(qp.qpNum()));
+                shared.owner().tell(new SrqActor.Detach(qp.qpNum(), ctx.getSelf()));
             }
             id.destroyQueuePair();
         }
@@ -793,6 +826,8 @@ final class ConnectionActor {
             pd.close();
         }
         id.close();
-        return Behaviors.same();
+        if (listener != null) {
+            listener.tell(new ListenerActor.Released(ctx.getSelf()));
+        }
     }
 }

@@ -4,6 +4,8 @@ import io.rdmaactors.cm.CmEvent;
 import io.rdmaactors.verbs.CmId;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.HashSet;
+import java.util.Set;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -25,11 +27,16 @@ final class ListenerActor extends AbstractBehavior<RdmaProtocol.ListenerCommand>
     record Event(CmEvent event) implements RdmaProtocol.ListenerCommand {
     }
 
-    /** An agent this listener admitted has started: it counts as open until it stops. */
+    /** An agent this listener admitted has started: it counts as open until it is released or stops. */
     record Admitted(ActorRef<RdmaProtocol.ConnectionCommand> agent) implements RdmaProtocol.ListenerCommand {
     }
 
-    private record AgentStopped() implements RdmaProtocol.ListenerCommand {
+    /** An admitted agent's connection closed and freed its resources (its actor may linger to answer). */
+    record Released(ActorRef<RdmaProtocol.ConnectionCommand> agent) implements RdmaProtocol.ListenerCommand {
+    }
+
+    private record AgentStopped(ActorRef<RdmaProtocol.ConnectionCommand> agent)
+            implements RdmaProtocol.ListenerCommand {
     }
 
     private final CmId id;
@@ -40,8 +47,9 @@ final class ListenerActor extends AbstractBehavior<RdmaProtocol.ListenerCommand>
     /** The SRQ every accepted connection receives from, or null. */
     private final SrqActor.Shared shared;
     private final RdmaProtocol.Admission admission;
-    /** Admitted requests whose agents have not stopped yet. */
+    /** Admitted requests whose agents are not released yet: those started, and those about to start. */
     private int open;
+    private final Set<ActorRef<RdmaProtocol.ConnectionCommand>> started = new HashSet<>();
     /** The rate limit's bucket: a request takes a token; tokens refill at admission.perSecond(). */
     private double tokens;
     private long refilled = System.nanoTime();
@@ -75,13 +83,12 @@ final class ListenerActor extends AbstractBehavior<RdmaProtocol.ListenerCommand>
         return newReceiveBuilder()
                 .onMessage(Event.class, e -> onEvent(e.event()))
                 .onMessage(Admitted.class, a -> {
-                    getContext().watchWith(a.agent(), new AgentStopped());
+                    started.add(a.agent());
+                    getContext().watchWith(a.agent(), new AgentStopped(a.agent()));
                     return this;
                 })
-                .onMessage(AgentStopped.class, a -> {
-                    open--;
-                    return this;
-                })
+                .onMessage(Released.class, r -> ended(r.agent()))
+                .onMessage(AgentStopped.class, a -> ended(a.agent()))
                 .onMessage(RdmaProtocol.Unbind.class, u -> Behaviors.stopped())
                 .onSignal(Terminated.class, t -> Behaviors.stopped())
                 .onSignal(PostStop.class, s -> {
@@ -93,6 +100,14 @@ final class ListenerActor extends AbstractBehavior<RdmaProtocol.ListenerCommand>
                     return this;
                 })
                 .build();
+    }
+
+    /** Released, then stopped: the agent counts once. */
+    private Behavior<RdmaProtocol.ListenerCommand> ended(ActorRef<RdmaProtocol.ConnectionCommand> agent) {
+        if (started.remove(agent)) {
+            open--;
+        }
+        return this;
     }
 
     private Behavior<RdmaProtocol.ListenerCommand> onEvent(CmEvent event) {

@@ -247,7 +247,6 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private boolean open;
     /** The handler asked to close, or the connection is draining: data commands are refused. */
     private boolean closing;
-    private boolean closed;
 
     static Behavior<ConnectionCommand> create(QueuePair qp, Buffers buffers, ActorRef<ConnectionEvent> handler,
                                               ActorRef<ConnectionCommand> connection, CompletionQueue cq,
@@ -320,10 +319,10 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                 .onMessage(Drain.class, d -> {
                     pollAll();
                     failAll("the connection closed");
-                    closed = true;
-                    closing = true;
+                    endSpin();
+                    completions.silence();
                     connection.tell(new ConnectionActor.QueuePairDrained(failure, peerClosing));
-                    return this;
+                    return closed(handler);
                 })
                 .onMessage(RdmaProtocol.Register.class, r -> {
                     handler = r.handler();
@@ -331,9 +330,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                     return this;
                 })
                 .onMessage(SharedReceive.class, r -> {
-                    if (!closed) { // after the drain the handler has heard Disconnected
-                        onSharedReceive(r.received());
-                    }
+                    onSharedReceive(r.received());
                     return this;
                 })
                 .onMessage(ConnectionCommand.class, this::toConnection)
@@ -342,6 +339,21 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                     completions.silence();
                     failAll("the connection stopped");
                     return this;
+                })
+                .build();
+    }
+
+    /**
+     * Drained: the CQ actor frees the QP and its buffers, and the data commands that still come
+     * are answered at once. Holds nothing but the handler, so a closed connection costs no memory
+     * while it lingers.
+     */
+    private static Behavior<ConnectionCommand> closed(ActorRef<ConnectionEvent> handler) {
+        return Behaviors.receive(ConnectionCommand.class)
+                .onMessage(ConnectionActor.Internal.class, i -> Behaviors.same())
+                .onMessage(ConnectionCommand.class, c -> {
+                    ClosedConnections.refuse(c, handler);
+                    return Behaviors.same();
                 })
                 .build();
     }
@@ -586,9 +598,6 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     }
 
     private Behavior<ConnectionCommand> onNotified() {
-        if (closed) {
-            return this;
-        }
         if (wait.skipsSpin() || !(spinning || completions.takeSpinTurn())) {
             completions.rearm();
             pollAll();
@@ -605,10 +614,6 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
 
     /** One poll per mailbox turn while the spin lasts; then re-arm, and poll once more for what raced the arm. */
     private Behavior<ConnectionCommand> onPollAgain() {
-        if (closed) {
-            endSpin();
-            return this;
-        }
         if (pollAll() > 0) {
             wait.found(System.nanoTime());
         }
@@ -735,7 +740,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
      */
     private void growReceives(int consumed) {
         // a reader that suspended holds the peer back by not reposting: growing would undo that
-        if (buffers.receive != null && open && !readingSuspended && !closed
+        if (buffers.receive != null && open && !readingSuspended
                 && consumed * 2 >= buffers.receive.allocated()) {
             try {
                 postNewReceives(qp, buffers.receive);
@@ -875,9 +880,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         }
         Held h = (Held) message;
         handler.tell(new RdmaProtocol.Received(copyOut(buffers.receive, h.slot(), h.length()), h.immediate()));
-        if (!closed) {
-            reposts.add(receiveRequest(buffers.receive, h.slot()));
-        }
+        reposts.add(receiveRequest(buffers.receive, h.slot()));
     }
 
     /** The one copy a receive makes: out of its slot, which is reposted, into a ByteString that owns it. */

@@ -10,8 +10,10 @@ import io.rdmaactors.verbs.WorkCompletion;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -72,7 +74,8 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
     record Attach(int qpNum, ActorRef<RdmaProtocol.ConnectionCommand> connection) implements Command {
     }
 
-    record Detach(int qpNum) implements Command {
+    /** The connection destroyed its QP: nothing of it holds the SRQ any more, though its actor may linger to answer. */
+    record Detach(int qpNum, ActorRef<RdmaProtocol.ConnectionCommand> connection) implements Command {
     }
 
     /**
@@ -94,7 +97,7 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
     private record ChannelFailed(Throwable cause) implements Command {
     }
 
-    private record ChildStopped() implements Command {
+    private record ChildStopped(ActorRef<RdmaProtocol.ConnectionCommand> connection) implements Command {
     }
 
     private final ActorRef<CmEventActor.Command> cmEvents;
@@ -113,7 +116,8 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
      */
     private final Map<Integer, List<RdmaProtocol.Received>> early = new HashMap<>();
     private final WorkCompletion[] batch = new WorkCompletion[32];
-    private int children;
+    /** Connections that may still hold a QP on the SRQ: started, and neither detached nor stopped. */
+    private final Set<ActorRef<RdmaProtocol.ConnectionCommand>> children = new HashSet<>();
     private long spawned;
     private boolean listenerStopped;
 
@@ -157,8 +161,8 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
                     // the handle of a destroyed id comes back for a new one: the count keeps names unique
                     ActorRef<RdmaProtocol.ConnectionCommand> agent = getContext().spawn(a.agent(),
                             "connection-" + a.handle() + "-" + ++spawned, connectionProps);
-                    getContext().watchWith(agent, new ChildStopped());
-                    children++;
+                    getContext().watchWith(agent, new ChildStopped(agent));
+                    children.add(agent);
                     cmEvents.tell(new CmEventActor.Route(a.handle(), agent));
                     return this;
                 })
@@ -173,10 +177,11 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
                 .onMessage(Detach.class, d -> {
                     byQp.remove(d.qpNum());
                     early.remove(d.qpNum());
-                    return this;
+                    children.remove(d.connection());
+                    return stopWhenUnused();
                 })
                 .onMessage(ChildStopped.class, c -> {
-                    children--;
+                    children.remove(c.connection());
                     return stopWhenUnused();
                 })
                 .onMessage(ListenerStopped.class, l -> {
@@ -209,7 +214,7 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
     }
 
     private Behavior<Command> stopWhenUnused() {
-        return listenerStopped && children == 0 ? Behaviors.stopped() : this;
+        return listenerStopped && children.isEmpty() ? Behaviors.stopped() : this;
     }
 
     private void pollAll() {

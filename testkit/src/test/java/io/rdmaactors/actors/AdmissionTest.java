@@ -57,7 +57,7 @@ class AdmissionTest {
         RdmaTestKit.Pair second = kit.connect(listener);
         assertTrue(assertRefused(listener, null).startsWith("admission: 2 connections open"));
         kit.close(first);
-        // the listener counts the first connection closed once its actor has stopped: retry until then
+        // the listener hears the first connection freed as its handler hears Disconnected: retry until it has
         long deadline = System.nanoTime() + WAIT.toNanos();
         TestProbe<ConnectionEvent> client;
         while (true) {

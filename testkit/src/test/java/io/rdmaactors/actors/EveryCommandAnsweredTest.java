@@ -275,27 +275,64 @@ class EveryCommandAnsweredTest {
         kit.awaitNoLeaks(WAIT);
     }
 
+    /**
+     * A closed connection frees its resources before it tells Disconnected, then answers what still
+     * comes at once for as long as its handler lives (past the 250 ms it once lingered).
+     */
     @Test
-    void commandsToAConnectionThatStoppedAreAnsweredNotDeadLetters() {
+    void aClosedConnectionAnswersWithoutADeadLetterWhileItsHandlerLives() throws InterruptedException {
+        TestProbe<org.apache.pekko.actor.DeadLetter> deadLetters = kit.probe();
+        kit.testKit().system().eventStream().tell(new org.apache.pekko.actor.typed.eventstream.EventStream.Subscribe<>(
+                org.apache.pekko.actor.DeadLetter.class, deadLetters.getRef()));
         RdmaTestKit.Listener listener = kit.listen(4);
         RdmaTestKit.Pair pair = kit.connect(listener);
         kit.close(pair);
         kit.unbind(listener);
-        kit.awaitNoLeaks(WAIT); // its actors are gone
+        kit.awaitNoLeaks(WAIT);
+        Thread.sleep(500);
         for (int n = 0; n < 10; n++) {
             pair.client().tell(RdmaProtocol.Send.of(new byte[] {1}, n));
         }
-        TestProbe<RdmaProtocol.ExportReply> exported = kit.probe();
-        RdmaProtocol.Export export = new RdmaProtocol.Export(ByteBuffer.allocateDirect(8), Set.of(Access.REMOTE_READ),
-                exported.getRef());
-        pair.server().tell(export);
+        RdmaProtocol.Close close = new RdmaProtocol.Close();
+        pair.server().tell(close);
         for (int n = 0; n < 10; n++) {
             RdmaProtocol.CommandFailed failed = pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class,
                     WAIT);
             assertEquals(n, ((RdmaProtocol.Send) failed.command()).ack());
             assertInstanceOf(RdmaProtocol.ConnectionClosed.class, failed.cause());
         }
+        assertSame(close, pair.serverEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        deadLetters.expectNoMessage(Duration.ofMillis(100));
+    }
+
+    /** Once its handler stopped, a closed connection stops too; what still reaches it is answered from its dead letter. */
+    @Test
+    void commandsToAConnectionThatStoppedAreAnsweredNotLost() {
+        RdmaTestKit.Listener listener = kit.listen(4);
+        RdmaTestKit.Pair pair = kit.connect(listener);
+        kit.close(pair);
+        kit.unbind(listener);
+        pair.clientEvents().stop();
+        pair.serverEvents().stop();
+        TestProbe<Object> watcher = kit.probe();
+        watcher.expectTerminated(pair.client(), WAIT);
+        watcher.expectTerminated(pair.server(), WAIT);
+        TestProbe<ConnectionEvent> answers = kit.probe();
+        for (int n = 0; n < 10; n++) {
+            pair.client().tell(new RdmaProtocol.Send(org.apache.pekko.util.ByteString.fromArray(new byte[] {1}), null,
+                    n, answers.getRef()));
+        }
+        TestProbe<RdmaProtocol.ExportReply> exported = kit.probe();
+        RdmaProtocol.Export export = new RdmaProtocol.Export(ByteBuffer.allocateDirect(8), Set.of(Access.REMOTE_READ),
+                exported.getRef());
+        pair.server().tell(export);
+        for (int n = 0; n < 10; n++) {
+            RdmaProtocol.CommandFailed failed = answers.expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT);
+            assertEquals(n, ((RdmaProtocol.Send) failed.command()).ack());
+            assertInstanceOf(RdmaProtocol.ConnectionClosed.class, failed.cause());
+        }
         assertSame(export, exported.expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
-        pair.clientEvents().expectNoMessage(Duration.ofMillis(200));
+        answers.expectNoMessage(Duration.ofMillis(200));
+        kit.awaitNoLeaks(WAIT);
     }
 }
