@@ -128,7 +128,7 @@ public final class EchoSinkPeer {
 
     /**
      * Where the benchmarks' rdma-actors handlers run: Pekko's default dispatcher, or with
-     * {@code -Dbench.handlers=data-path} rdma-actors' own (README, Tuning), in both processes.
+     * {@code -Dbench.handlers=data-path} rdma-actors' own (docs/tuning.md), in both processes.
      */
     static org.apache.pekko.actor.typed.Props handlerProps(ActorSystem<?> system) {
         return "data-path".equals(System.getProperty("bench.handlers")) ? Rdma.get(system).dispatcher()

@@ -353,7 +353,7 @@ public final class HardwareRegime {
         ActorPair(Config config, String address) throws Exception {
             CompletableFuture<Void> connected = new CompletableFuture<>();
             system = ActorSystem.create(Behaviors.setup(ctx -> {
-                // handlers on the data path's dispatcher, as the README advises for latency
+                // handlers on the data path's dispatcher, as docs/tuning.md advises for latency
                 DispatcherSelector dispatcher = HANDLERS_ON_DEFAULT ? DispatcherSelector.defaultDispatcher()
                         : Rdma.get(ctx.getSystem()).dispatcher();
                 ActorRef<RdmaProtocol.ConnectionEvent> server = ctx.spawn(echoAndSink(), "server", dispatcher);

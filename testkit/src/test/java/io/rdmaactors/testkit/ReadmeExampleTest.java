@@ -8,7 +8,10 @@ import org.apache.pekko.util.ByteString;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
-/** The README's example test, word for word: it uses only the public API, as a user's test would. */
+/**
+ * The README's example test, word for word but for the assumption that skips it on rdma-core (which
+ * has no fault injection): it uses only the public API, as a user's test would.
+ */
 class ReadmeExampleTest {
 
     @Test
