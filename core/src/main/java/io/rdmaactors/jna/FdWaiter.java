@@ -3,6 +3,8 @@ package io.rdmaactors.jna;
 import com.sun.jna.Memory;
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
+import io.rdmaactors.jna.binding.LibC;
+import io.rdmaactors.jna.binding.NativeLibraries;
 import io.rdmaactors.verbs.ResourceClosedException;
 import java.time.Duration;
 

@@ -1,6 +1,7 @@
 package io.rdmaactors.jna;
 
 import io.rdmaactors.cm.AddressVector;
+import io.rdmaactors.jna.binding.Ibverbs;
 import io.rdmaactors.verbs.AddressHandle;
 import io.rdmaactors.verbs.InvalidRequestException;
 import io.rdmaactors.verbs.ResourceClosedException;

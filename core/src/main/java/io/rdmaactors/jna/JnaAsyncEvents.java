@@ -5,6 +5,11 @@ import com.sun.jna.Pointer;
 import io.rdmaactors.cm.AsyncEvent;
 import io.rdmaactors.cm.AsyncEventType;
 import io.rdmaactors.cm.EventSource;
+import io.rdmaactors.jna.binding.IbvAsyncEvent;
+import io.rdmaactors.jna.binding.IbvContext;
+import io.rdmaactors.jna.binding.IbvQp;
+import io.rdmaactors.jna.binding.Ibverbs;
+import io.rdmaactors.jna.binding.NativeLibraries;
 import io.rdmaactors.verbs.VerbsException;
 import java.time.Duration;
 

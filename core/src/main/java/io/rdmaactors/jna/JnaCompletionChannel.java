@@ -2,6 +2,9 @@ package io.rdmaactors.jna;
 
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
+import io.rdmaactors.jna.binding.IbvCompChannel;
+import io.rdmaactors.jna.binding.Ibverbs;
+import io.rdmaactors.jna.binding.NativeLibraries;
 import io.rdmaactors.verbs.CompletionChannel;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.InvalidRequestException;

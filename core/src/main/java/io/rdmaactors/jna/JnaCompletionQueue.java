@@ -2,6 +2,10 @@ package io.rdmaactors.jna;
 
 import com.sun.jna.Memory;
 import com.sun.jna.Pointer;
+import io.rdmaactors.jna.binding.IbvCq;
+import io.rdmaactors.jna.binding.IbvWc;
+import io.rdmaactors.jna.binding.Ibverbs;
+import io.rdmaactors.jna.binding.NativeLibraries;
 import io.rdmaactors.verbs.CompletionChannel;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.InvalidRequestException;

@@ -2,6 +2,10 @@ package io.rdmaactors.jna;
 
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
+import io.rdmaactors.jna.binding.LibC;
+import io.rdmaactors.jna.binding.NativeLibraries;
+import io.rdmaactors.jna.binding.RdmaAddrinfo;
+import io.rdmaactors.jna.binding.Rdmacm;
 import io.rdmaactors.verbs.AddressInfo;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.Device;

@@ -1,5 +1,6 @@
 package io.rdmaactors.jna;
 
+import io.rdmaactors.jna.binding.NativeLibraries;
 import io.rdmaactors.verbs.Fabric;
 import io.rdmaactors.verbs.FabricProvider;
 import java.util.Map;

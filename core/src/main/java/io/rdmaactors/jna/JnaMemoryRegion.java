@@ -1,6 +1,8 @@
 package io.rdmaactors.jna;
 
 import com.sun.jna.Pointer;
+import io.rdmaactors.jna.binding.IbvMr;
+import io.rdmaactors.jna.binding.Ibverbs;
 import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.MemoryRegion;
 import io.rdmaactors.verbs.ResourceKind;

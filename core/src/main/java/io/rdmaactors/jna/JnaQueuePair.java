@@ -2,6 +2,14 @@ package io.rdmaactors.jna;
 
 import com.sun.jna.Pointer;
 import io.rdmaactors.cm.AddressVector;
+import io.rdmaactors.jna.binding.IbvQp;
+import io.rdmaactors.jna.binding.IbvQpAttr;
+import io.rdmaactors.jna.binding.IbvQpCap;
+import io.rdmaactors.jna.binding.IbvQpInitAttr;
+import io.rdmaactors.jna.binding.IbvRecvWr;
+import io.rdmaactors.jna.binding.IbvSendWr;
+import io.rdmaactors.jna.binding.Ibverbs;
+import io.rdmaactors.jna.binding.NativeLibraries;
 import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.InvalidRequestException;
 import io.rdmaactors.verbs.InvalidStateException;

@@ -1,5 +1,6 @@
 package io.rdmaactors.jna;
 
+import io.rdmaactors.jna.binding.NativeLibraries;
 import io.rdmaactors.verbs.ResourceClosedException;
 import io.rdmaactors.verbs.ResourceKind;
 import java.util.concurrent.locks.ReentrantReadWriteLock;

@@ -1,5 +1,9 @@
 package io.rdmaactors.jna;
 
+import io.rdmaactors.jna.binding.IbvRecvWr;
+import io.rdmaactors.jna.binding.IbvSrqAttr;
+import io.rdmaactors.jna.binding.Ibverbs;
+import io.rdmaactors.jna.binding.NativeLibraries;
 import io.rdmaactors.verbs.InvalidRequestException;
 import io.rdmaactors.verbs.PostException;
 import io.rdmaactors.verbs.ReceiveWorkRequest;

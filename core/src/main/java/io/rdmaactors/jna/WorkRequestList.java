@@ -2,6 +2,9 @@ package io.rdmaactors.jna;
 
 import com.sun.jna.Memory;
 import com.sun.jna.Pointer;
+import io.rdmaactors.jna.binding.IbvRecvWr;
+import io.rdmaactors.jna.binding.IbvSendWr;
+import io.rdmaactors.jna.binding.IbvSge;
 import io.rdmaactors.verbs.InvalidRequestException;
 import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.ScatterGatherElement;

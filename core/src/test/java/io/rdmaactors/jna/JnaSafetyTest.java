@@ -1,18 +1,11 @@
 package io.rdmaactors.jna;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
-
 import com.sun.jna.Memory;
 import com.sun.jna.Pointer;
 import io.rdmaactors.cm.CmEvent;
 import io.rdmaactors.conformance.Loopback;
+import io.rdmaactors.jna.binding.LibC;
+import io.rdmaactors.jna.binding.RdmaEventChannel;
 import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.CompletionChannel;
@@ -58,6 +51,14 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Misuse of the jna provider ends in a typed {@link VerbsException}, never in a JVM crash: use
