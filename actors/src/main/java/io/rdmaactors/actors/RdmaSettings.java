@@ -60,7 +60,7 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
     }
 
     /** These settings with what {@code options} sets for one connection. */
-    RdmaSettings with(RdmaProtocol.ConnectionOptions options) {
+    public RdmaSettings with(RdmaProtocol.ConnectionOptions options) {
         return new RdmaSettings(fabric, fabricOptions, options.sendQueueDepth().orElse(sendQueueDepth),
                 options.receiveQueueDepth().orElse(receiveQueueDepth), bufferSize,
                 options.writeQueue().orElse(writeQueue), options.maxMessageSize().orElse(maxMessageSize),

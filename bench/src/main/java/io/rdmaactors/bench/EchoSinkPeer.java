@@ -3,7 +3,7 @@ package io.rdmaactors.bench;
 import com.typesafe.config.ConfigFactory;
 import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
-import io.rdmaactors.actors.RdmaStreams;
+import io.rdmaactors.actors.streams.RdmaStreams;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;

@@ -3,6 +3,11 @@ package io.rdmaactors.soft;
 import io.rdmaactors.cm.AddressVector;
 import io.rdmaactors.cm.CmEvent;
 import io.rdmaactors.cm.UdParameters;
+import io.rdmaactors.soft.link.LinkConnection;
+import io.rdmaactors.soft.link.LinkHandshake;
+import io.rdmaactors.soft.link.TcpLink;
+import io.rdmaactors.soft.wire.CmMessage;
+import io.rdmaactors.soft.wire.Packet;
 import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.ConnectionParameters;
@@ -346,7 +351,7 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         }
         psn = ThreadLocalRandom.current().nextInt(1 << 24);
         connectParameters = parameters;
-        CmMessage req = CmMessage.connecting(CmMessage.Type.REQ, qp.qpNum(), psn, port, parameters, local, remote);
+        CmMessage req = CmMessage.connecting(CmMessage.Type.REQ, qp.qpNum(), psn, port.gid, port.portNum, parameters, local, remote);
         state = State.CONNECT;
         cmTimer = fabric.timer.schedule(this::connectTimedOut, fabric.cmTimeoutMs, TimeUnit.MILLISECONDS);
         SoftCmListener target = fabric.localTransport ? SoftCmListener.find(remote) : null;
@@ -480,7 +485,8 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
         releaseListener();
         state = State.ACCEPTED;
         cmTimer = fabric.timer.schedule(this::connectTimedOut, fabric.cmTimeoutMs, TimeUnit.MILLISECONDS);
-        sendToPeer(CmMessage.connecting(CmMessage.Type.REP, qp.qpNum(), psn, port, parameters, local, remote));
+        sendToPeer(CmMessage.connecting(CmMessage.Type.REP, qp.qpNum(), psn, port.gid, port.portNum,
+                parameters, local, remote));
     }
 
     /**

@@ -1,6 +1,9 @@
 package io.rdmaactors.soft;
 
 import io.rdmaactors.cm.CmEvent;
+import io.rdmaactors.soft.link.LinkAcceptor;
+import io.rdmaactors.soft.link.LinkConnection;
+import io.rdmaactors.soft.wire.CmMessage;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.channels.ServerSocketChannel;

@@ -1,5 +1,6 @@
 package io.rdmaactors.soft;
 
+import io.rdmaactors.soft.wire.Packet;
 import io.rdmaactors.verbs.QpState;
 import io.rdmaactors.verbs.SendFlag;
 import io.rdmaactors.verbs.WcStatus;

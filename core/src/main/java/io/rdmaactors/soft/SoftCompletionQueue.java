@@ -2,6 +2,8 @@ package io.rdmaactors.soft;
 
 import io.rdmaactors.cm.AsyncEvent;
 import io.rdmaactors.cm.AsyncEventType;
+import io.rdmaactors.soft.link.LinkConnection;
+import io.rdmaactors.soft.link.TcpLink;
 import io.rdmaactors.verbs.CompletionChannel;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.InvalidRequestException;

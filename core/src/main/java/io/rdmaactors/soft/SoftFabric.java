@@ -1,5 +1,6 @@
 package io.rdmaactors.soft;
 
+import io.rdmaactors.soft.link.TcpLinks;
 import io.rdmaactors.verbs.AddressInfo;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.Device;
@@ -81,7 +82,6 @@ public final class SoftFabric implements Fabric {
         this.cmTimeoutMs = Long.parseLong(options.getOrDefault("cm.timeout.ms", "2000"));
         this.timewaitMs = Long.parseLong(options.getOrDefault("cm.timewait.ms", "50"));
         this.threadsPrefix = options.getOrDefault("threads.prefix", "rdma-");
-        this.links = new TcpLinks(this, options);
         String transport = options.getOrDefault("transport", "auto");
         if (!transport.equals("auto") && !transport.equals("tcp")) {
             throw new InvalidRequestException("Fabric.open", "transport must be auto or tcp, not " + transport);
@@ -98,6 +98,7 @@ public final class SoftFabric implements Fabric {
             return t;
         });
         timer.setRemoveOnCancelPolicy(true);
+        this.links = new TcpLinks(threadsPrefix + id, timer, ledger, options);
         for (int i = 0; i < deviceCount; i++) {
             devices.add(new SoftDevice(this, i));
         }

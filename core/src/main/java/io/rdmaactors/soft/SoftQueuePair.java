@@ -3,6 +3,7 @@ package io.rdmaactors.soft;
 import io.rdmaactors.cm.AddressVector;
 import io.rdmaactors.cm.AsyncEvent;
 import io.rdmaactors.cm.AsyncEventType;
+import io.rdmaactors.soft.link.LinkConnection;
 import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.InvalidRequestException;
 import io.rdmaactors.verbs.InvalidStateException;

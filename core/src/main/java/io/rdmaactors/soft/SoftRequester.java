@@ -3,6 +3,8 @@ package io.rdmaactors.soft;
 import io.rdmaactors.cm.AddressVector;
 import io.rdmaactors.cm.AsyncEvent;
 import io.rdmaactors.cm.AsyncEventType;
+import io.rdmaactors.soft.link.LinkConnection;
+import io.rdmaactors.soft.wire.Packet;
 import io.rdmaactors.verbs.InvalidRequestException;
 import io.rdmaactors.verbs.InvalidStateException;
 import io.rdmaactors.verbs.MigrationState;

@@ -2,6 +2,7 @@ package io.rdmaactors.soft;
 
 import io.rdmaactors.cm.AsyncEvent;
 import io.rdmaactors.cm.AsyncEventType;
+import io.rdmaactors.soft.wire.Packet;
 import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.InvalidRequestException;
 import io.rdmaactors.verbs.InvalidStateException;

@@ -1,10 +1,8 @@
 package io.rdmaactors.soft;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import io.rdmaactors.cm.CmEvent;
+import io.rdmaactors.soft.link.LinkFrame;
+import io.rdmaactors.soft.link.LinkHandshake;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.ConnectionParameters;
@@ -32,6 +30,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Throws random, truncated, oversized and idle sockets at a listener, with and without the

@@ -1,13 +1,8 @@
 package io.rdmaactors.soft;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import io.rdmaactors.cm.CmEvent;
+import io.rdmaactors.soft.link.LinkFrame;
+import io.rdmaactors.soft.link.LinkHandshake;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.ConnectionParameters;
 import io.rdmaactors.verbs.EventChannel;
@@ -34,6 +29,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Who may use a listener from another process: only a peer that proves it knows the user's

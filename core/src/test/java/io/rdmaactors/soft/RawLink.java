@@ -1,11 +1,7 @@
 package io.rdmaactors.soft;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import io.rdmaactors.cm.CmEvent;
+import io.rdmaactors.soft.link.LinkHandshake;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.EventChannel;
 import io.rdmaactors.verbs.Fabric;
@@ -19,6 +15,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * What the soft fabric's tests of links share: a peer process's side of a link played by hand,

@@ -1,11 +1,8 @@
 package io.rdmaactors.soft;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import io.rdmaactors.cm.AddressVector;
 import io.rdmaactors.conformance.Loopback;
+import io.rdmaactors.soft.wire.Packet;
 import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.AddressHandle;
 import io.rdmaactors.verbs.CompletionQueue;
@@ -29,6 +26,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A work request between QPs of one JVM runs after its post returned, on the fabric's wire, as a

@@ -1,14 +1,14 @@
 package io.rdmaactors.soft;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import io.rdmaactors.cm.CmEvent;
+import io.rdmaactors.soft.link.LinkConnection;
+import io.rdmaactors.soft.link.LinkFrame;
+import io.rdmaactors.soft.link.LinkSelector;
+import io.rdmaactors.soft.link.TcpLink;
+import io.rdmaactors.soft.wire.CmMessage;
+import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.CompletionQueue;
-import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.ConnectionParameters;
 import io.rdmaactors.verbs.EventChannel;
 import io.rdmaactors.verbs.Fabric;
@@ -41,6 +41,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The link between processes: a fixed number of I/O threads, one socket for every connection to

@@ -1,6 +1,6 @@
 package io.rdmaactors.examples;
 
-import io.rdmaactors.actors.RdmaStreams;
+import io.rdmaactors.actors.streams.RdmaStreams;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.Callable;

@@ -1,5 +1,7 @@
-package io.rdmaactors.soft;
+package io.rdmaactors.soft.link;
 
+import io.rdmaactors.soft.wire.CmMessage;
+import io.rdmaactors.soft.wire.Packet;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ProtocolException;
@@ -16,16 +18,16 @@ import java.nio.ByteBuffer;
  * @param packet     the packet, for a {@link #PACKET} frame
  * @param cm         the CM message, for a {@link #CM} frame; neither: a {@link #CLOSE} frame
  */
-record LinkFrame(LinkConnection connection, Packet packet, CmMessage cm) {
+public record LinkFrame(LinkConnection connection, Packet packet, CmMessage cm) {
 
-    static final byte PACKET = 0;
-    static final byte CM = 1;
-    static final byte CLOSE = 2;
+    public static final byte PACKET = 0;
+    public static final byte CM = 1;
+    public static final byte CLOSE = 2;
 
     /** The largest message between processes, as a port's max_msg_sz (2^30 on most HCAs). */
-    static final int LARGEST_MESSAGE = 1 << 30;
+    public static final int LARGEST_MESSAGE = 1 << 30;
     /** Length, tag, connection. */
-    static final int PREFIX = 4 + 1 + 4;
+    public static final int PREFIX = 4 + 1 + 4;
     /** Kind, psn, opcode, flags, imm, address, rkey, length, compare/add, swap, status, port, data length. */
     private static final int PACKET_HEADER = 1 + 8 + 1 + 4 + 4 + 8 + 4 + 4 + 8 + 8 + 8 + 1 + 4;
     /**
@@ -37,20 +39,20 @@ record LinkFrame(LinkConnection connection, Packet packet, CmMessage cm) {
     private static final int MAX_PRIVATE_DATA = 196;
     private static final int MAX_CM = CM_HEADER + MAX_PRIVATE_DATA + 2 * (1 + 16 + 4);
     /** The largest frame length a peer may announce. */
-    static final int MAX_FRAME = 1 + 4 + PACKET_HEADER + LARGEST_MESSAGE;
+    public static final int MAX_FRAME = 1 + 4 + PACKET_HEADER + LARGEST_MESSAGE;
     private static final CmMessage.Type[] CM_TYPES = CmMessage.Type.values();
 
-    static LinkFrame close(LinkConnection connection) {
+    public static LinkFrame close(LinkConnection connection) {
         return new LinkFrame(connection, null, null);
     }
 
     /** The payload that follows the header, or null. */
-    ByteBuffer payload() {
+    public ByteBuffer payload() {
         return packet == null ? null : packet.data();
     }
 
     /** The bytes before the payload. */
-    int headerSize() {
+    public int headerSize() {
         if (packet != null) {
             return PREFIX + PACKET_HEADER;
         }
@@ -66,7 +68,7 @@ record LinkFrame(LinkConnection connection, Packet packet, CmMessage cm) {
     }
 
     /** Writes the frame's header, and its payload when {@code withPayload}, into {@code out}. */
-    void encode(ByteBuffer out, boolean withPayload) {
+    public void encode(ByteBuffer out, boolean withPayload) {
         ByteBuffer data = payload();
         int dataLength = data == null ? 0 : data.remaining();
         out.putInt(headerSize() - 4 + dataLength);
@@ -103,7 +105,7 @@ record LinkFrame(LinkConnection connection, Packet packet, CmMessage cm) {
     }
 
     /** Checks a frame length read from the wire (what follows the length itself). */
-    static void checkLength(int length) throws ProtocolException {
+    public static void checkLength(int length) throws ProtocolException {
         if (length < 1 + 4 || length > MAX_FRAME) {
             throw new ProtocolException("a frame of " + length + " bytes");
         }
@@ -113,7 +115,7 @@ record LinkFrame(LinkConnection connection, Packet packet, CmMessage cm) {
      * The packet of a PACKET frame whose body runs from {@code at} to {@code end} of {@code in};
      * its payload is a view of {@code in}.
      */
-    static Packet decodePacket(ByteBuffer in, int at, int end) throws ProtocolException {
+    public static Packet decodePacket(ByteBuffer in, int at, int end) throws ProtocolException {
         if (end - at < PACKET_HEADER) {
             throw new ProtocolException("a packet frame shorter than its header");
         }
@@ -146,7 +148,7 @@ record LinkFrame(LinkConnection connection, Packet packet, CmMessage cm) {
                 status, port, data);
     }
 
-    static CmMessage decodeCm(ByteBuffer in, int at, int end) throws ProtocolException {
+    public static CmMessage decodeCm(ByteBuffer in, int at, int end) throws ProtocolException {
         if (end - at < CM_HEADER + 2 || end - at > MAX_CM) {
             throw new ProtocolException("a CM frame of " + (end - at) + " bytes");
         }

@@ -1,5 +1,6 @@
-package io.rdmaactors.actors;
+package io.rdmaactors.actors.streams;
 
+import io.rdmaactors.actors.RdmaProtocol;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;

@@ -1,5 +1,7 @@
-package io.rdmaactors.soft;
+package io.rdmaactors.soft.link;
 
+import io.rdmaactors.soft.wire.CmMessage;
+import io.rdmaactors.soft.wire.Packet;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -9,39 +11,39 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * it carries, and the endpoint its frames go to. Fault injection acts here, on one connection,
  * not on the link the others share.
  */
-final class LinkConnection {
+public final class LinkConnection {
 
     /** The largest segment of a READ's response on a link. */
-    static final int READ_SEGMENT = 128 << 10;
+    public static final int READ_SEGMENT = 128 << 10;
 
-    final TcpLink link;
-    final int number;
+    public final TcpLink link;
+    public final int number;
     private volatile TcpLink.Endpoint endpoint;
     /** Fault injection: frames are silently lost both ways. */
     private volatile boolean dropped;
     /** Ended at once, as by a process that dies: frames still queued for it are not sent. */
-    volatile boolean aborted;
+    public volatile boolean aborted;
     private final AtomicBoolean ended = new AtomicBoolean();
     /** Its frames waiting in the link's {@link LinkOutbox}, under the link's lock. */
-    final ArrayDeque<LinkFrame> waiting = new ArrayDeque<>();
+    public final ArrayDeque<LinkFrame> waiting = new ArrayDeque<>();
 
-    LinkConnection(TcpLink link, int number, TcpLink.Endpoint endpoint) {
+    public LinkConnection(TcpLink link, int number, TcpLink.Endpoint endpoint) {
         this.link = link;
         this.number = number;
         this.endpoint = endpoint;
     }
 
     /** Whether its packets still waiting to go out may go (its QP has not flushed them). */
-    boolean transmits() {
+    public boolean transmits() {
         return endpoint.transmits();
     }
 
     /** A listener hands the connection to the id its REQ made. */
-    void attach(TcpLink.Endpoint newEndpoint) {
+    public void attach(TcpLink.Endpoint newEndpoint) {
         endpoint = newEndpoint;
     }
 
-    void send(Packet packet) {
+    public void send(Packet packet) {
         if (dropped || ended.get()) {
             return;
         }
@@ -59,38 +61,38 @@ final class LinkConnection {
         }
     }
 
-    void send(CmMessage message) {
+    public void send(CmMessage message) {
         if (!dropped && !ended.get()) {
             link.send(new LinkFrame(this, null, message));
         }
     }
 
-    void drop() {
+    public void drop() {
         dropped = true;
     }
 
     /** Ends the connection after the frames already queued; the peer's id hears that it ended. */
-    void close() {
+    public void close() {
         if (ended.compareAndSet(false, true)) {
             link.release(this);
         }
     }
 
     /** Ends the connection at once, as a process that dies does. */
-    void abort() {
+    public void abort() {
         aborted = true;
         close();
     }
 
     // ---------------------------------------------------------------- from the link, on its I/O thread
 
-    void onCm(CmMessage message) {
+    public void onCm(CmMessage message) {
         if (!dropped && !ended.get()) {
             endpoint.onCm(this, message);
         }
     }
 
-    void onPacket(Packet packet) {
+    public void onPacket(Packet packet) {
         if (dropped || ended.get()) {
             return;
         }
@@ -105,7 +107,7 @@ final class LinkConnection {
     }
 
     /** The peer ended the connection, or the link failed. */
-    void onEnded() {
+    public void onEnded() {
         if (ended.compareAndSet(false, true)) {
             endpoint.onLinkClosed(this);
         }

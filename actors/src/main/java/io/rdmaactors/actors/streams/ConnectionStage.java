@@ -1,7 +1,9 @@
-package io.rdmaactors.actors;
+package io.rdmaactors.actors.streams;
 
 import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
+import io.rdmaactors.actors.RdmaProtocol;
+import io.rdmaactors.actors.RdmaSettings;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;

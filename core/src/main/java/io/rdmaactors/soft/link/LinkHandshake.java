@@ -1,4 +1,4 @@
-package io.rdmaactors.soft;
+package io.rdmaactors.soft.link;
 
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -21,11 +21,11 @@ import javax.crypto.spec.SecretKeySpec;
  * accepting side has checked PROOF it reads nothing but these two fixed-size frames, so a peer
  * without the cookie can make it allocate nothing and reach no CM id or memory region.
  */
-final class LinkHandshake {
+public final class LinkHandshake {
 
-    static final byte HELLO = 3;
-    static final byte CHALLENGE = 4;
-    static final byte PROOF = 5;
+    public static final byte HELLO = 3;
+    public static final byte CHALLENGE = 4;
+    public static final byte PROOF = 5;
     /** "RAL1": rdma-actors link, version 1. */
     private static final int MAGIC = 0x52414C31;
     private static final int NONCE = 32;
@@ -43,7 +43,7 @@ final class LinkHandshake {
     private final byte[] mine = nonce();
 
     /** The accepting side's handshake, fed by the link's reads. */
-    LinkHandshake(byte[] secret) {
+    public LinkHandshake(byte[] secret) {
         this.secret = secret;
     }
 
@@ -52,7 +52,7 @@ final class LinkHandshake {
      * true once the peer proved it knows the cookie (what follows in {@code in} is ordinary
      * frames), false while more bytes are needed. Throws on anything else.
      */
-    boolean accept(ByteBuffer in, SocketChannel channel) throws IOException {
+    public boolean accept(ByteBuffer in, SocketChannel channel) throws IOException {
         boolean hello = theirs == null;
         int expected = hello ? HELLO_LENGTH : PROOF_LENGTH;
         if (in.remaining() < 4) {
@@ -92,7 +92,7 @@ final class LinkHandshake {
      * The connecting side's handshake on a blocking channel whose socket has a read timeout:
      * returns once both sides proved they know the cookie.
      */
-    static void connect(SocketChannel channel, byte[] secret) throws IOException {
+    public static void connect(SocketChannel channel, byte[] secret) throws IOException {
         LinkHandshake h = new LinkHandshake(secret);
         channel.write(ByteBuffer.allocate(4 + HELLO_LENGTH).putInt(HELLO_LENGTH).put(HELLO).putInt(MAGIC).put(h.mine)
                 .flip());
@@ -137,7 +137,7 @@ final class LinkHandshake {
     }
 
     /** A peer that does not know the cookie. */
-    static final class AuthenticationException extends ProtocolException {
+    public static final class AuthenticationException extends ProtocolException {
         AuthenticationException(String message) {
             super(message);
         }

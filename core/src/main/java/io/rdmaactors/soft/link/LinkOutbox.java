@@ -1,5 +1,6 @@
-package io.rdmaactors.soft;
+package io.rdmaactors.soft.link;
 
+import io.rdmaactors.soft.wire.Packet;
 import java.util.ArrayDeque;
 
 /**
@@ -8,7 +9,7 @@ import java.util.ArrayDeque;
  * for one frame of each other busy connection, not for all they queued before it. One
  * connection's frames leave in order. Guarded by its link's lock, as the connections' queues are.
  */
-final class LinkOutbox {
+public final class LinkOutbox {
 
     /** The connections with frames waiting, in turn. */
     private final ArrayDeque<LinkConnection> turns = new ArrayDeque<>();
@@ -18,7 +19,7 @@ final class LinkOutbox {
      * Queues a frame after its connection's. An ACK acknowledges every request before it (IB ACK
      * coalescing): one that follows an ACK of its connection still waiting takes its place.
      */
-    void add(LinkFrame frame) {
+    public void add(LinkFrame frame) {
         ArrayDeque<LinkFrame> waiting = frame.connection().waiting;
         LinkFrame last = waiting.peekLast();
         if (last != null && isAck(last) && isAck(frame) && last.packet().psn() <= frame.packet().psn()) {
@@ -38,13 +39,13 @@ final class LinkOutbox {
     }
 
     /** The frame whose turn it is, or null. */
-    LinkFrame peek() {
+    public LinkFrame peek() {
         LinkConnection next = turns.peek();
         return next == null ? null : next.waiting.peek();
     }
 
     /** Takes the frame whose turn it is; its connection's next frame waits for the others'. */
-    LinkFrame poll() {
+    public LinkFrame poll() {
         LinkConnection next = turns.poll();
         if (next == null) {
             return null;
@@ -57,15 +58,15 @@ final class LinkOutbox {
         return frame;
     }
 
-    int size() {
+    public int size() {
         return size;
     }
 
-    boolean isEmpty() {
+    public boolean isEmpty() {
         return size == 0;
     }
 
-    void clear() {
+    public void clear() {
         for (LinkConnection c : turns) {
             c.waiting.clear();
         }

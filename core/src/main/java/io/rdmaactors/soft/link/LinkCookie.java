@@ -1,4 +1,4 @@
-package io.rdmaactors.soft;
+package io.rdmaactors.soft.link;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -18,23 +18,23 @@ import java.util.Set;
  * its owner can read, created with 32 random bytes when missing. Links between processes prove
  * they know it ({@link LinkHandshake}); a process that cannot read it cannot connect.
  */
-final class LinkCookie {
+public final class LinkCookie {
 
     /** Fabric option {@code cookie}: this file's path, or {@code off} (every peer that speaks the handshake is let in). */
-    static final String OPTION = "cookie";
-    static final String OFF = "off";
+    public static final String OPTION = "cookie";
+    public static final String OFF = "off";
     private static final Set<PosixFilePermission> OWNER_ONLY = EnumSet.of(PosixFilePermission.OWNER_READ,
             PosixFilePermission.OWNER_WRITE);
 
     private LinkCookie() {
     }
 
-    static Path defaultPath() {
+    public static Path defaultPath() {
         return Path.of(System.getProperty("user.home"), ".rdma-actors-cookie");
     }
 
     /** The secret the option names: empty when it is {@code off}. */
-    static byte[] load(String option) throws IOException {
+    public static byte[] load(String option) throws IOException {
         if (OFF.equals(option)) {
             return new byte[0];
         }

@@ -1,4 +1,4 @@
-package io.rdmaactors.soft;
+package io.rdmaactors.soft.link;
 
 import java.io.IOException;
 import java.nio.channels.ClosedSelectorException;
@@ -20,12 +20,12 @@ import org.slf4j.LoggerFactory;
  * socket registered with it, as Pekko IO's selection handler does, so the fabric's threads do not
  * grow with its connections. A failure while serving one channel ends that channel only.
  */
-final class LinkSelector {
+public final class LinkSelector {
 
     private static final Logger log = LoggerFactory.getLogger(LinkSelector.class);
 
     /** What a selected key's attachment does when its channel is ready. */
-    interface Handler {
+    public interface Handler {
         void ready(SelectionKey key) throws IOException;
 
         /** The handler threw: it ends its channel; the thread goes on serving the others. */
@@ -42,31 +42,31 @@ final class LinkSelector {
     private static final long TICK_MS = 1;
     private volatile boolean stopped;
 
-    LinkSelector(String name) throws IOException {
+    public LinkSelector(String name) throws IOException {
         this.selector = Selector.open();
         this.thread = new Thread(this::run, name);
         thread.setDaemon(true);
         thread.start();
     }
 
-    int links() {
+    public int links() {
         return links.get();
     }
 
-    void linkOpened() {
+    public void linkOpened() {
         links.incrementAndGet();
     }
 
-    void linkClosed() {
+    public void linkClosed() {
         links.decrementAndGet();
     }
 
-    boolean inThread() {
+    public boolean inThread() {
         return Thread.currentThread() == thread;
     }
 
     /** Runs a task on the I/O thread: channels are registered and closed there. */
-    void execute(Runnable task) {
+    public void execute(Runnable task) {
         if (inThread()) {
             task.run();
             return;
@@ -76,7 +76,7 @@ final class LinkSelector {
     }
 
     /** Runs a task on the I/O thread and waits for it (briefly: it never blocks). */
-    void executeAndWait(Runnable task) {
+    public void executeAndWait(Runnable task) {
         if (inThread() || stopped) {
             task.run();
             return;
@@ -100,20 +100,20 @@ final class LinkSelector {
      * Registers a channel for {@code ops}. Since JDK 11 this does not wait for a select in
      * progress; the wakeup makes the new key count from now on.
      */
-    SelectionKey register(SelectableChannel channel, int ops, Handler handler) throws IOException {
+    public SelectionKey register(SelectableChannel channel, int ops, Handler handler) throws IOException {
         SelectionKey key = channel.register(selector, ops, handler);
         selector.wakeup();
         return key;
     }
 
     /** Runs a task on the I/O thread's next turn, even when called from it: no caller's lock is held then. */
-    void later(Runnable task) {
+    public void later(Runnable task) {
         tasks.add(task);
         selector.wakeup();
     }
 
     /** Nobody polls any more: every link paused reads on this thread again. */
-    void resumeAll() {
+    public void resumeAll() {
         if (!paused.isEmpty()) {
             for (TcpLink link : paused) {
                 link.resumeReading();
@@ -121,19 +121,19 @@ final class LinkSelector {
         }
     }
 
-    void paused(TcpLink link) {
+    public void paused(TcpLink link) {
         paused.add(link);
     }
 
     /** The link is read by this thread again (or closed): a select from another thread sees it at once. */
-    void resumed(TcpLink link) {
+    public void resumed(TcpLink link) {
         if (paused.remove(link) && !inThread()) {
             selector.wakeup();
         }
     }
 
     /** Makes a changed interest set take effect now rather than at the next select. */
-    void wakeup() {
+    public void wakeup() {
         selector.wakeup();
     }
 
@@ -141,7 +141,7 @@ final class LinkSelector {
      * Closes a channel so that its socket is released at once (a listening port can be bound
      * again on return): a registered channel is really closed when the selector deregisters it.
      */
-    void close(SelectableChannel channel) {
+    public void close(SelectableChannel channel) {
         executeAndWait(() -> {
             try {
                 channel.close();
@@ -215,7 +215,7 @@ final class LinkSelector {
     }
 
     /** Stops the thread; the selector and every channel still registered with it close. */
-    void stop() {
+    public void stop() {
         stopped = true;
         selector.wakeup();
         if (!inThread()) {

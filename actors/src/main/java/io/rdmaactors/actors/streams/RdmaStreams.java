@@ -1,5 +1,8 @@
-package io.rdmaactors.actors;
+package io.rdmaactors.actors.streams;
 
+import io.rdmaactors.actors.Rdma;
+import io.rdmaactors.actors.RdmaProtocol;
+import io.rdmaactors.actors.RdmaSettings;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Objects;

@@ -1,13 +1,13 @@
-package io.rdmaactors.soft;
+package io.rdmaactors.soft.link;
 
+import io.rdmaactors.soft.wire.Packet;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import java.util.ArrayList;
-import java.util.List;
-import org.junit.jupiter.api.Test;
 
 /** The link's outbox takes its connections in turn, keeps each one's order, and coalesces ACKs. */
 class LinkOutboxTest {

@@ -1,4 +1,4 @@
-package io.rdmaactors.soft;
+package io.rdmaactors.soft.wire;
 
 import io.rdmaactors.verbs.ConnectionParameters;
 import java.net.InetSocketAddress;
@@ -16,25 +16,26 @@ import java.net.InetSocketAddress;
  * @param retryCount         the transport retries the connection takes (REQ; the IB CM's REP has none)
  * @param rnrRetryCount      the RNR retries the sender asks of the peer's QP (REQ, REP)
  */
-record CmMessage(Type type, int qpn, long psn, byte[] gid, int port, int status, int responderResources,
+public record CmMessage(Type type, int qpn, long psn, byte[] gid, int port, int status, int responderResources,
                  int initiatorDepth, int retryCount, int rnrRetryCount, byte[] privateData,
                  InetSocketAddress source, InetSocketAddress destination) {
 
     /** In link frame order: a new type goes last. */
-    enum Type { REQ, REP, RTU, REJ, DREQ, DREP, MRA }
+    public enum Type { REQ, REP, RTU, REJ, DREQ, DREP, MRA }
 
-    static CmMessage of(Type type) {
+    public static CmMessage of(Type type) {
         return new CmMessage(type, 0, 0, new byte[16], 0, 0, 0, 0, 0, 0, new byte[0], null, null);
     }
 
-    static CmMessage reject(int status, byte[] privateData) {
+    public static CmMessage reject(int status, byte[] privateData) {
         return new CmMessage(Type.REJ, 0, 0, new byte[16], 0, status, 0, 0, 0, 0, privateData, null, null);
     }
 
     /** A REQ or REP: the sender's QP, where it starts, and the parameters it connects or accepts with. */
-    static CmMessage connecting(Type type, int qpn, long psn, SoftPort port, ConnectionParameters parameters,
-                                InetSocketAddress source, InetSocketAddress destination) {
-        return new CmMessage(type, qpn, psn, port.gid, port.portNum, 0, parameters.responderResources(),
+    public static CmMessage connecting(Type type, int qpn, long psn, byte[] gid, int portNum,
+                                ConnectionParameters parameters, InetSocketAddress source,
+                                InetSocketAddress destination) {
+        return new CmMessage(type, qpn, psn, gid, portNum, 0, parameters.responderResources(),
                 parameters.initiatorDepth(), parameters.retryCount(), parameters.rnrRetryCount(),
                 parameters.privateData(), source, destination);
     }

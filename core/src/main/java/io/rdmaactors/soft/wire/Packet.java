@@ -1,4 +1,4 @@
-package io.rdmaactors.soft;
+package io.rdmaactors.soft.wire;
 
 import io.rdmaactors.verbs.SendOpcode;
 import java.nio.ByteBuffer;
@@ -16,65 +16,65 @@ import java.nio.ByteBuffer;
  *               packet read from a TCP link is a view of the link's buffer, valid until the
  *               handler it was given to returns.
  */
-record Packet(Kind kind, long psn, int opcode, int flags, int immData, long remoteAddress, int rkey, int length,
+public record Packet(Kind kind, long psn, int opcode, int flags, int immData, long remoteAddress, int rkey, int length,
               long compareAdd, long swap, long status, int port, ByteBuffer data) {
 
-    enum Kind { REQUEST, ACK, NAK_RNR, NAK_ERROR, READ_RESPONSE, ATOMIC_RESPONSE }
+    public enum Kind { REQUEST, ACK, NAK_RNR, NAK_ERROR, READ_RESPONSE, ATOMIC_RESPONSE }
 
-    static final Kind[] KINDS = Kind.values();
-    static final SendOpcode[] OPCODES = SendOpcode.values();
+    public static final Kind[] KINDS = Kind.values();
+    public static final SendOpcode[] OPCODES = SendOpcode.values();
 
-    static final int SOLICITED = 1;
-    static final int WITH_IMM = 2;
+    public static final int SOLICITED = 1;
+    public static final int WITH_IMM = 2;
     /** Sent on the alternate path after a migration: the responder migrates too (MigReq bit). */
-    static final int MIGRATED = 4;
+    public static final int MIGRATED = 4;
     /** A segment of a READ's response that more segments follow. */
-    static final int MORE = 8;
+    public static final int MORE = 8;
 
     /** An ACK's credit count when the responder takes its receives from an SRQ: IB's "invalid". */
-    static final int UNLIMITED_CREDITS = -1;
+    public static final int UNLIMITED_CREDITS = -1;
 
     /**
      * @param credits receives the responder has posted and not used yet, after this request (end-
      *                to-end flow control), or {@link #UNLIMITED_CREDITS}; carried in the length field
      */
-    static Packet ack(long psn, int credits) {
+    public static Packet ack(long psn, int credits) {
         return new Packet(Kind.ACK, psn, 0, 0, 0, 0, 0, credits, 0, 0, 0, 0, null);
     }
 
     /** An ACK's credit count. */
-    int credits() {
+    public int credits() {
         return length;
     }
 
-    static Packet rnrNak(long psn, long delayNanos) {
+    public static Packet rnrNak(long psn, long delayNanos) {
         return new Packet(Kind.NAK_RNR, psn, 0, 0, 0, 0, 0, 0, 0, 0, delayNanos, 0, null);
     }
 
-    static Packet errorNak(long psn, int wcStatus) {
+    public static Packet errorNak(long psn, int wcStatus) {
         return new Packet(Kind.NAK_ERROR, psn, 0, 0, 0, 0, 0, 0, 0, 0, wcStatus, 0, null);
     }
 
-    static Packet readResponse(long psn, ByteBuffer data) {
+    public static Packet readResponse(long psn, ByteBuffer data) {
         return new Packet(Kind.READ_RESPONSE, psn, 0, 0, 0, 0, 0, data.remaining(), 0, 0, 0, 0, data);
     }
 
     /** A segment of a READ's response: its data lies at {@code offset} of what was read (in the address field). */
-    static Packet readResponseSegment(long psn, long offset, ByteBuffer data, boolean more) {
+    public static Packet readResponseSegment(long psn, long offset, ByteBuffer data, boolean more) {
         return new Packet(Kind.READ_RESPONSE, psn, 0, more ? MORE : 0, 0, offset, 0, data.remaining(), 0, 0, 0, 0,
                 data);
     }
 
     /** Where a READ response's data lies in what was read: 0 unless it is a later segment. */
-    long offset() {
+    public long offset() {
         return remoteAddress;
     }
 
-    static Packet atomicResponse(long psn, long original) {
+    public static Packet atomicResponse(long psn, long original) {
         return new Packet(Kind.ATOMIC_RESPONSE, psn, 0, 0, 0, 0, 0, 8, original, 0, 0, 0, null);
     }
 
-    boolean isRequest() {
+    public boolean isRequest() {
         return kind == Kind.REQUEST;
     }
 }

@@ -1,7 +1,8 @@
-package io.rdmaactors.soft;
+package io.rdmaactors.soft.link;
 
 import io.rdmaactors.verbs.InvalidRequestException;
 import io.rdmaactors.verbs.ResourceKind;
+import io.rdmaactors.verbs.ResourceLedger;
 import io.rdmaactors.verbs.VerbsException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -11,8 +12,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,11 +28,16 @@ import org.slf4j.LoggerFactory;
  * finished it (each for {@code links.handshake.timeout.ms} at most) and a listener at most
  * {@code links.max} links.
  */
-final class TcpLinks {
+public final class TcpLinks {
 
     private static final Logger log = LoggerFactory.getLogger(TcpLinks.class);
 
-    private final SoftFabric fabric;
+    /** Names the I/O threads: the fabric's thread prefix and id. */
+    private final String threadNames;
+    /** The fabric's timer, for handshake timeouts. */
+    private final ScheduledExecutorService timer;
+    /** The fabric's ledger, which counts the links in use. */
+    private final ResourceLedger ledger;
     private final int threads;
     private final String cookie;
     private final long handshakeTimeoutMs;
@@ -51,8 +58,11 @@ final class TcpLinks {
     /** Accepted links still in their handshake. */
     private final Set<TcpLink> pending = ConcurrentHashMap.newKeySet();
 
-    TcpLinks(SoftFabric fabric, Map<String, String> options) {
-        this.fabric = fabric;
+    public TcpLinks(String threadNames, ScheduledExecutorService timer, ResourceLedger ledger,
+                    Map<String, String> options) {
+        this.threadNames = threadNames;
+        this.timer = timer;
+        this.ledger = ledger;
         this.threads = positive(options, "io.threads", 2);
         this.cookie = options.get(LinkCookie.OPTION);
         this.handshakeTimeoutMs = positive(options, "links.handshake.timeout.ms", 5000);
@@ -83,7 +93,7 @@ final class TcpLinks {
                 }
                 LinkSelector[] started = new LinkSelector[threads];
                 for (int i = 0; i < threads; i++) {
-                    started[i] = new LinkSelector(fabric.threadsPrefix + fabric.id + "-io-" + i);
+                    started[i] = new LinkSelector(threadNames + "-io-" + i);
                 }
                 selectors = started;
             }
@@ -98,12 +108,12 @@ final class TcpLinks {
         }
     }
 
-    LinkAcceptor listen(ServerSocketChannel server, SoftCmId listener) throws IOException {
+    public LinkAcceptor listen(ServerSocketChannel server, TcpLink.Endpoint listener) throws IOException {
         return new LinkAcceptor(this, selector(), server, listener);
     }
 
     /** The secret both sides of a link prove they know; set once an I/O thread started. */
-    byte[] secret() {
+    public byte[] secret() {
         synchronized (selectorLock) {
             return secret;
         }
@@ -114,7 +124,7 @@ final class TcpLinks {
      * one; throws when nobody listens there or the listener fails the handshake. Connecting
      * blocks the caller: on loopback it is answered at once.
      */
-    synchronized LinkConnection connect(InetSocketAddress to, TcpLink.Endpoint endpoint, int timeoutMs)
+    public synchronized LinkConnection connect(InetSocketAddress to, TcpLink.Endpoint endpoint, int timeoutMs)
             throws IOException {
         TcpLink shared = outgoing.get(to);
         LinkConnection c = shared == null ? null : shared.open(endpoint);
@@ -146,7 +156,7 @@ final class TcpLinks {
      * A socket a listener's acceptor took; on its I/O thread. Beyond the caps it is closed at once:
      * the peer's connect sees the link end before its handshake.
      */
-    void accepted(SocketChannel channel, LinkAcceptor from) {
+    public void accepted(SocketChannel channel, LinkAcceptor from) {
         try {
             if (pending.size() >= maxPending || from.links() >= maxLinksPerListener) {
                 log.warn("{} refused a link from {}: {} links, {} of them in their handshake", from,
@@ -157,7 +167,7 @@ final class TcpLinks {
             channel.configureBlocking(false);
             TcpLink link = new TcpLink(this, selector(), channel, null, from);
             pending.add(link);
-            fabric.timer.schedule(() -> {
+            timer.schedule(() -> {
                 if (pending.contains(link)) {
                     link.end(new LinkHandshake.AuthenticationException("no handshake within " + handshakeTimeoutMs
                             + " ms"));
@@ -175,28 +185,28 @@ final class TcpLinks {
     }
 
     /** The link is closing or ended: no new connection goes over it. */
-    void forget(TcpLink link) {
+    public void forget(TcpLink link) {
         if (link.remoteListener != null) {
             outgoing.remove(link.remoteListener, link);
         }
     }
 
     /** An accepted link whose peer proved it knows the cookie. */
-    void authenticated(TcpLink link) {
+    public void authenticated(TcpLink link) {
         pending.remove(link);
     }
 
-    void track(TcpLink link) {
+    public void track(TcpLink link) {
         live.add(link);
     }
 
     /** A CQ's consumer polls it without having armed it. */
-    void pollerStarted() {
+    public void pollerStarted() {
         pollers.incrementAndGet();
     }
 
     /** It armed the CQ (or destroyed it): when nobody polls any more, the I/O threads read at once. */
-    void pollerStopped() {
+    public void pollerStopped() {
         LinkSelector[] threads = selectors;
         if (pollers.decrementAndGet() == 0 && threads != null) {
             for (LinkSelector thread : threads) {
@@ -206,21 +216,21 @@ final class TcpLinks {
     }
 
     /** Whether a consumer polls a CQ it did not arm. */
-    boolean polling() {
+    public boolean polling() {
         return pollers.get() > 0;
     }
 
     /** A link came into use or went out of it: the ledger counts the links in use (TcpLink.accountUse). */
-    void counted(boolean inUse) {
+    public void counted(boolean inUse) {
         if (inUse) {
-            fabric.ledger().opened(ResourceKind.LINK);
+            ledger.opened(ResourceKind.LINK);
         } else {
-            fabric.ledger().closed(ResourceKind.LINK);
+            ledger.closed(ResourceKind.LINK);
         }
     }
 
     /** The link's socket is closed: idempotent, as a link may end on its I/O thread and in a close. */
-    void untrack(TcpLink link) {
+    public void untrack(TcpLink link) {
         if (live.remove(link)) {
             pending.remove(link);
             link.released();
@@ -228,26 +238,26 @@ final class TcpLinks {
     }
 
     /** The I/O threads, none before the first listener or link. */
-    List<LinkSelector> ioThreads() {
+    public List<LinkSelector> ioThreads() {
         synchronized (selectorLock) {
             return selectors == null ? List.of() : List.of(selectors);
         }
     }
 
     /** How many links each I/O thread serves, in thread order; none before the first listener or link. */
-    List<Integer> linksPerThread() {
+    public List<Integer> linksPerThread() {
         synchronized (selectorLock) {
             return selectors == null ? List.of() : Arrays.stream(selectors).map(LinkSelector::links).toList();
         }
     }
 
     /** Links open now, whichever side opened them. */
-    int count() {
+    public int count() {
         return live.size();
     }
 
     /** Closes every link, then stops the I/O threads. */
-    void close() {
+    public void close() {
         LinkSelector[] started;
         synchronized (selectorLock) {
             closed = true;

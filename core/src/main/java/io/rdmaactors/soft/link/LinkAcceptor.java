@@ -1,4 +1,4 @@
-package io.rdmaactors.soft;
+package io.rdmaactors.soft.link;
 
 import java.io.IOException;
 import java.nio.channels.SelectionKey;
@@ -12,18 +12,18 @@ import org.slf4j.LoggerFactory;
  * A listening CM id's socket, served by an I/O thread: each connection another process makes
  * becomes a {@link TcpLink} whose new connections are REQs to that listener.
  */
-final class LinkAcceptor implements LinkSelector.Handler {
+public final class LinkAcceptor implements LinkSelector.Handler {
 
     private static final Logger log = LoggerFactory.getLogger(LinkAcceptor.class);
 
     private final TcpLinks links;
     private final LinkSelector selector;
     private final ServerSocketChannel server;
-    final SoftCmId listener;
+    public final TcpLink.Endpoint listener;
     /** Links this acceptor took that are still open, for the cap. */
     private final AtomicInteger open = new AtomicInteger();
 
-    LinkAcceptor(TcpLinks links, LinkSelector selector, ServerSocketChannel server, SoftCmId listener)
+    public LinkAcceptor(TcpLinks links, LinkSelector selector, ServerSocketChannel server, TcpLink.Endpoint listener)
             throws IOException {
         this.links = links;
         this.selector = selector;
@@ -40,17 +40,17 @@ final class LinkAcceptor implements LinkSelector.Handler {
         }
     }
 
-    int links() {
+    public int links() {
         return open.get();
     }
 
     /** A link it took is being served. */
-    void opened() {
+    public void opened() {
         open.incrementAndGet();
     }
 
     /** A link it took closed. */
-    void released() {
+    public void released() {
         open.decrementAndGet();
     }
 
@@ -62,11 +62,11 @@ final class LinkAcceptor implements LinkSelector.Handler {
 
     @Override
     public String toString() {
-        return "listener " + listener.localAddress();
+        return "listener " + server.socket().getLocalSocketAddress();
     }
 
     /** Stops listening; the port is free again on return. */
-    void close() {
+    public void close() {
         selector.close(server);
     }
 }

@@ -1,5 +1,7 @@
-package io.rdmaactors.soft;
+package io.rdmaactors.soft.link;
 
+import io.rdmaactors.soft.wire.CmMessage;
+import io.rdmaactors.soft.wire.Packet;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -27,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * from the wire is scattered into its MR from the input buffer.
  * On the accepting side nothing but the {@link LinkHandshake} is read until the peer passed it.
  */
-final class TcpLink implements LinkSelector.Handler {
+public final class TcpLink implements LinkSelector.Handler {
 
     private static final Logger log = LoggerFactory.getLogger(TcpLink.class);
     /** Larger than a 64 KiB message plus its header, so several packets leave in one write. */
@@ -39,17 +41,17 @@ final class TcpLink implements LinkSelector.Handler {
     /** Reads in one turn of the I/O thread at most, so one busy link does not starve the others. */
     private static final int READS_PER_TURN = 8;
     /** Large payloads one gathering write takes at most (a few, so one syscall carries a window of them). */
-    static final int GATHERED_PAYLOADS = 8;
+    public static final int GATHERED_PAYLOADS = 8;
     /** An input buffer grown for a large message is kept up to this size, for the next one. */
     private static final int KEPT_INPUT = 32 << 20;
     /**
      * Frames waiting for a peer that does not read: beyond this the link ends in error (a few
      * MB of references; payloads are read from their MRs when they go out, not copied).
      */
-    static final int MAX_OUTBOX = 1 << 18;
+    public static final int MAX_OUTBOX = 1 << 18;
 
     /** Who a link delivers to: a listener until a REQ made an id, then that id. */
-    interface Endpoint {
+    public interface Endpoint {
         void onCm(LinkConnection via, CmMessage message);
 
         Packet onRequest(Packet request);
@@ -69,7 +71,7 @@ final class TcpLink implements LinkSelector.Handler {
     private final SelectionKey key;
     private final String name;
     /** The address this side connected to, the key links are shared by; null on the accepting side. */
-    final InetSocketAddress remoteListener;
+    public final InetSocketAddress remoteListener;
     /** On the accepting side, the acceptor whose listener a REQ on a new connection goes to. */
     private final LinkAcceptor from;
     /** On the accepting side until the peer proved it knows the cookie; read by the I/O thread only. */
@@ -126,7 +128,7 @@ final class TcpLink implements LinkSelector.Handler {
     private volatile boolean closed;
 
     /** @param channel a connected, non-blocking channel */
-    TcpLink(TcpLinks links, LinkSelector selector, SocketChannel channel, InetSocketAddress remoteListener,
+    public TcpLink(TcpLinks links, LinkSelector selector, SocketChannel channel, InetSocketAddress remoteListener,
             LinkAcceptor from) throws IOException {
         this.links = links;
         this.selector = selector;
@@ -159,14 +161,14 @@ final class TcpLink implements LinkSelector.Handler {
      * listener): its I/O thread, another than an acceptor's, may serve it, end it or see its
      * handshake done at once.
      */
-    void serve() {
+    public void serve() {
         serving = true;
         key.interestOps(SelectionKey.OP_READ);
         selector.wakeup();
     }
 
     /** A new connection on the connecting side, or null once the link is closing. */
-    synchronized LinkConnection open(Endpoint endpoint) {
+    public synchronized LinkConnection open(Endpoint endpoint) {
         if (closing) {
             return null;
         }
@@ -191,7 +193,7 @@ final class TcpLink implements LinkSelector.Handler {
     }
 
     /** A connection ended on this side: the peer hears it; the connecting side closes a link nobody uses. */
-    void release(LinkConnection c) {
+    public void release(LinkConnection c) {
         connections.remove(c.number);
         accountUse();
         send(LinkFrame.close(c));
@@ -214,7 +216,7 @@ final class TcpLink implements LinkSelector.Handler {
 
     // ---------------------------------------------------------------- writing
 
-    void send(LinkFrame frame) {
+    public void send(LinkFrame frame) {
         boolean overflow = false;
         synchronized (outbox) {
             if (closed) {
@@ -374,7 +376,7 @@ final class TcpLink implements LinkSelector.Handler {
     }
 
     /** The I/O thread reads again: nobody polls, or nobody did for a while. */
-    void resumeReading() {
+    public void resumeReading() {
         synchronized (outbox) {
             if (!readPaused) {
                 return;
@@ -388,7 +390,7 @@ final class TcpLink implements LinkSelector.Handler {
     }
 
     /** On the I/O thread's tick while paused: takes reading back once the pollers went quiet. */
-    void resumeUnlessPolled() {
+    public void resumeUnlessPolled() {
         if (!polled()) {
             resumeReading();
         }
@@ -454,7 +456,7 @@ final class TcpLink implements LinkSelector.Handler {
      * serves and during its handshake. CM and close frames stay the I/O thread's: at the first,
      * the rest is handed to it.
      */
-    void progress() {
+    public void progress() {
         polledAt = System.nanoTime();
         if (!serving || closed || !reader.compareAndSet(false, true)) {
             return;
@@ -655,7 +657,7 @@ final class TcpLink implements LinkSelector.Handler {
     // ---------------------------------------------------------------- ending
 
     /** Ends the link at once (failure, EOF, an abort): every connection on it hears that it ended. */
-    void end(Throwable cause) {
+    public void end(Throwable cause) {
         synchronized (outbox) {
             if (closed) {
                 return;
@@ -698,7 +700,7 @@ final class TcpLink implements LinkSelector.Handler {
     }
 
     /** The fabric closes: what is queued gets one chance to leave, then the socket closes. */
-    void close() {
+    public void close() {
         boolean mine;
         synchronized (outbox) {
             mine = !writeInterest && startWriting();
@@ -716,7 +718,7 @@ final class TcpLink implements LinkSelector.Handler {
     }
 
     /** Its socket closed: its I/O thread serves one link fewer; the listener that accepted it may take another. */
-    void released() {
+    public void released() {
         accountUse();
         selector.linkClosed();
         if (from != null) {
