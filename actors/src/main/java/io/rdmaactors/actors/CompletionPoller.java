@@ -34,7 +34,7 @@ final class CompletionPoller implements AutoCloseable {
     private static final int ACK_BATCH = 16;
     private static final LongAdder WAKE_UPS = new LongAdder();
     private static final AtomicInteger SPIN_TURNS_HELD = new AtomicInteger();
-    /** Spin turns per device: one per two cores. */
+    /** Spin turns per device: one per two cores, so spinning connections leave half the cores to the rest. */
     static final int SPIN_TURNS = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
 
     private final Waiter[] waiters;

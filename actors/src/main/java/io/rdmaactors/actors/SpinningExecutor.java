@@ -19,7 +19,7 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <ul>
  *   <li><b>No wake-up per message.</b> A fork-join pool wakes a parked thread for nearly every
- *       message between two actors (15-20 us on a small machine, more than an RDMA round trip).
+ *       message between two actors, which costs more than an RDMA round trip.
  *       Here a task submitted by one of the threads goes to that thread's own queue and runs on
  *       it next, so a handler, its QP actor and a peer in this process hand messages on as queue
  *       pushes, on one core's cache. A task from elsewhere (a link's I/O thread, a timer, another

@@ -74,32 +74,20 @@ public final class SoftFabric implements Fabric {
     final SoftFaultInjector faults = new SoftFaultInjector(this);
     private volatile boolean closed;
 
-    SoftFabric(Map<String, String> options) {
-        int deviceCount = Integer.parseInt(options.getOrDefault("devices", "1"));
-        if (deviceCount < 1 || deviceCount > 255) {
-            throw new InvalidRequestException("Fabric.open", "devices must be 1..255, not " + deviceCount);
-        }
-        this.cmTimeoutMs = Long.parseLong(options.getOrDefault("cm.timeout.ms", "2000"));
-        this.timewaitMs = Long.parseLong(options.getOrDefault("cm.timewait.ms", "50"));
-        this.threadsPrefix = options.getOrDefault("threads.prefix", "rdma-");
-        String transport = options.getOrDefault("transport", "auto");
-        if (!transport.equals("auto") && !transport.equals("tcp")) {
-            throw new InvalidRequestException("Fabric.open", "transport must be auto or tcp, not " + transport);
-        }
-        this.localTransport = transport.equals("auto");
-        String wireMode = options.getOrDefault("wire", "async");
-        if (!wireMode.equals("async") && !wireMode.equals("sync")) {
-            throw new InvalidRequestException("Fabric.open", "wire must be async or sync, not " + wireMode);
-        }
-        this.asyncWire = wireMode.equals("async");
+    SoftFabric(SoftOptions options) {
+        this.cmTimeoutMs = options.cmTimeoutMs();
+        this.timewaitMs = options.timewaitMs();
+        this.threadsPrefix = options.threadsPrefix();
+        this.localTransport = options.localTransport();
+        this.asyncWire = options.asyncWire();
         this.timer = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, threadsPrefix + id + "-timer");
             t.setDaemon(true);
             return t;
         });
         timer.setRemoveOnCancelPolicy(true);
-        this.links = new TcpLinks(threadsPrefix + id, timer, ledger, options);
-        for (int i = 0; i < deviceCount; i++) {
+        this.links = new TcpLinks(threadsPrefix + id, timer, ledger, options.links());
+        for (int i = 0; i < options.devices(); i++) {
             devices.add(new SoftDevice(this, i));
         }
     }

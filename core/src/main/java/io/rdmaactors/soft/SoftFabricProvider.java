@@ -14,6 +14,6 @@ public final class SoftFabricProvider implements FabricProvider {
 
     @Override
     public Fabric open(Map<String, String> options) {
-        return new SoftFabric(options);
+        return new SoftFabric(SoftOptions.from(options));
     }
 }

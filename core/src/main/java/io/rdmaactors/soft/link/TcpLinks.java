@@ -1,6 +1,5 @@
 package io.rdmaactors.soft.link;
 
-import io.rdmaactors.verbs.InvalidRequestException;
 import io.rdmaactors.verbs.ResourceKind;
 import io.rdmaactors.verbs.ResourceLedger;
 import io.rdmaactors.verbs.VerbsException;
@@ -21,7 +20,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A fabric's links to other processes and the I/O threads that serve them: a fixed number of
- * threads (option {@code io.threads}, default 2), started with the first listener or link,
+ * threads ({@link LinkOptions#ioThreads()}), started with the first listener or link,
  * whatever the number of connections. A connect to a listener another process reached before goes
  * over the link already there: one wire between two ports. Every link starts with a {@link LinkHandshake}
  * on the user's cookie; an accepting side holds at most {@code links.pending} links that have not
@@ -59,23 +58,15 @@ public final class TcpLinks {
     private final Set<TcpLink> pending = ConcurrentHashMap.newKeySet();
 
     public TcpLinks(String threadNames, ScheduledExecutorService timer, ResourceLedger ledger,
-                    Map<String, String> options) {
+                    LinkOptions options) {
         this.threadNames = threadNames;
         this.timer = timer;
         this.ledger = ledger;
-        this.threads = positive(options, "io.threads", 2);
-        this.cookie = options.get(LinkCookie.OPTION);
-        this.handshakeTimeoutMs = positive(options, "links.handshake.timeout.ms", 5000);
-        this.maxPending = positive(options, "links.pending", 64);
-        this.maxLinksPerListener = positive(options, "links.max", 1024);
-    }
-
-    private static int positive(Map<String, String> options, String option, int otherwise) {
-        int n = Integer.parseInt(options.getOrDefault(option, Integer.toString(otherwise)));
-        if (n < 1) {
-            throw new InvalidRequestException("Fabric.open", option + " must be positive, not " + n);
-        }
-        return n;
+        this.threads = options.ioThreads();
+        this.cookie = options.cookie();
+        this.handshakeTimeoutMs = options.handshakeTimeoutMs();
+        this.maxPending = options.maxPending();
+        this.maxLinksPerListener = options.maxPerListener();
     }
 
     /** The I/O thread for a new channel, round robin. */
