@@ -114,18 +114,11 @@ final class ClosedConnections {
 
     /** The user's command a CM event actor was to start, or {@code message} itself. */
     private static Object startedBy(Object message) {
-        if (message instanceof CmEventActor.StartConnector s) {
-            return s.connect();
-        } else if (message instanceof CmEventActor.StartListener s) {
-            return s.listen();
-        } else if (message instanceof CmEventActor.StartMulticast s) {
-            return s.join();
-        }
-        return message;
+        return message instanceof CmEventActor.Start s ? s.command() : message;
     }
 
     private static boolean isUserCommand(Object message) {
-        return message instanceof ConnectionCommand && !(message instanceof ConnectionActor.Internal);
+        return message instanceof ConnectionCommand && !(message instanceof ConnectionProtocol.Internal);
     }
 
     private static void answer(DeadLetter letter, ActorRef<CommandFailed> handler) {

@@ -37,16 +37,33 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     interface Command {
     }
 
+    /** Carries out a user's command: if it is lost (the actor stopped first), the command fails. */
+    interface Start extends Command {
+        Object command();
+    }
+
     /** Creates a listening id and its {@link ListenerActor}. */
-    record StartListener(RdmaProtocol.Listen listen) implements Command {
+    record StartListener(RdmaProtocol.Listen listen) implements Start {
+        @Override
+        public Object command() {
+            return listen;
+        }
     }
 
     /** Creates an active id and its connector {@link ConnectionActor}. */
-    record StartConnector(RdmaProtocol.Connect connect) implements Command {
+    record StartConnector(RdmaProtocol.Connect connect) implements Start {
+        @Override
+        public Object command() {
+            return connect;
+        }
     }
 
     /** Creates a UDP id and the {@link MulticastActor} that joins the group with it. */
-    record StartMulticast(RdmaProtocol.JoinMulticast join) implements Command {
+    record StartMulticast(RdmaProtocol.JoinMulticast join) implements Start {
+        @Override
+        public Object command() {
+            return join;
+        }
     }
 
     /** A listener refused a request and destroyed its id: nothing more is held for it. */
@@ -200,7 +217,7 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
         CmId id = fabric.createCmId(channel, PortSpace.TCP);
         ActorRef<RdmaProtocol.ConnectionCommand> connection = spawn(
                 ConnectionActor.connector(id, m.connect(), settings.with(m.connect().options()), devices), "connection-" + id.handle(), id.handle());
-        route(id.handle(), connection, e -> connection.tell(new ConnectionActor.Cm(e)));
+        route(id.handle(), connection, e -> connection.tell(new ConnectionProtocol.Cm(e)));
         return this;
     }
 
@@ -224,10 +241,10 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
 
     private void route(long handle, ActorRef<RdmaProtocol.ConnectionCommand> agent) {
         requested.remove(handle);
-        route(handle, agent, e -> agent.tell(new ConnectionActor.Cm(e)));
+        route(handle, agent, e -> agent.tell(new ConnectionProtocol.Cm(e)));
         List<CmEvent> early = held.remove(handle);
         if (early != null) {
-            early.forEach(e -> agent.tell(new ConnectionActor.Cm(e)));
+            early.forEach(e -> agent.tell(new ConnectionProtocol.Cm(e)));
         }
     }
 

@@ -50,7 +50,7 @@ final class CompletionQueueActor extends AbstractBehavior<CompletionQueueActor.C
         this.completions = completions;
         this.id = id;
         this.buffers = buffers;
-        connection.tell(new ConnectionActor.QueuePairStarted(ctx.spawn(consumer, "qp", dataPath)));
+        connection.tell(new ConnectionProtocol.QueuePairStarted(ctx.spawn(consumer, "qp", dataPath)));
     }
 
     @Override
@@ -58,7 +58,7 @@ final class CompletionQueueActor extends AbstractBehavior<CompletionQueueActor.C
         return newReceiveBuilder()
                 .onMessage(Release.class, r -> {
                     free();
-                    r.connection().tell(new ConnectionActor.QueuePairReleased());
+                    r.connection().tell(new ConnectionProtocol.QueuePairReleased());
                     return Behaviors.ignore(); // freed: its stop frees nothing more
                 })
                 .onSignal(PostStop.class, s -> {

@@ -1,15 +1,25 @@
 package io.rdmaactors.actors;
 
+import io.rdmaactors.actors.ConnectionProtocol.Async;
+import io.rdmaactors.actors.ConnectionProtocol.Cm;
+import io.rdmaactors.actors.ConnectionProtocol.Internal;
+import io.rdmaactors.actors.ConnectionProtocol.QueuePairDrained;
+import io.rdmaactors.actors.ConnectionProtocol.QueuePairFailed;
+import io.rdmaactors.actors.ConnectionProtocol.QueuePairQuiesced;
+import io.rdmaactors.actors.ConnectionProtocol.QueuePairReleased;
+import io.rdmaactors.actors.ConnectionProtocol.QueuePairStarted;
+import io.rdmaactors.actors.ConnectionProtocol.SharedReceived;
+import io.rdmaactors.actors.ConnectionProtocol.SrqPolled;
 import io.rdmaactors.actors.RdmaProtocol.CommandFailed;
 import io.rdmaactors.actors.RdmaProtocol.ConnectFailure;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
 import io.rdmaactors.actors.RdmaProtocol.DisconnectReason;
 import io.rdmaactors.cm.AddressVector;
-import io.rdmaactors.verbs.Access;
 import io.rdmaactors.cm.AsyncEvent;
 import io.rdmaactors.cm.AsyncEventType;
 import io.rdmaactors.cm.CmEvent;
+import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.ConnectionParameters;
@@ -25,7 +35,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
-import org.apache.pekko.actor.DeadLetterSuppression;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -43,52 +52,6 @@ import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
  * theirs.
  */
 final class ConnectionActor {
-
-    /**
-     * What the library's own actors tell a connection or its QP actor; everything else is the
-     * handler's command. One that races the connection's stop (a CM event, a completion
-     * notification) is expected, so it is not a dead letter worth logging.
-     */
-    interface Internal extends ConnectionCommand, DeadLetterSuppression {
-    }
-
-    /** A CM event for this connection's id. */
-    record Cm(CmEvent event) implements Internal {
-    }
-
-    /** An async event for this connection's QP or device. */
-    record Async(AsyncEvent event) implements Internal {
-    }
-
-    /**
-     * The QP actor answered everything outstanding; {@code failure}: its first error completion, or
-     * null; {@code peerClosing}: the peer said it closes before it disconnected.
-     */
-    record QueuePairDrained(RdmaProtocol.WorkRequestFailed failure, boolean peerClosing) implements Internal {
-    }
-
-    /** The SRQ delivered what it held for this connection when asked (SrqActor.PollFor). */
-    record SrqPolled() implements Internal {
-    }
-
-    /** Everything sent before a graceful close has completed. */
-    record QueuePairQuiesced() implements Internal {
-    }
-
-    /** A work request failed: the QP is in ERR and the connection is over. */
-    record QueuePairFailed(Throwable cause) implements Internal {
-    }
-
-    /** A message this connection's QP took from the listener's shared receive queue. */
-    record SharedReceived(RdmaProtocol.Received received) implements Internal {
-    }
-
-    record QueuePairStarted(ActorRef<ConnectionCommand> qp) implements Internal {
-    }
-
-    /** The CQ actor destroyed the QP and CQ and freed the buffers, at {@link CompletionQueueActor.Release}. */
-    record QueuePairReleased() implements Internal {
-    }
 
     private record TimedOut() implements Internal {
     }
@@ -501,7 +464,7 @@ final class ConnectionActor {
         connectedPending = null;
         connected = true;
         handler.tell(new RdmaProtocol.Connected(qpActor, remote, id.localAddress(), privateData));
-        qpActor.tell(new QueuePairActor.Open());
+        qpActor.tell(new ConnectionProtocol.Open());
     }
 
     private void toQueuePair(ConnectionCommand command) {
@@ -524,7 +487,7 @@ final class ConnectionActor {
                 .onMessage(RdmaProtocol.Unexport.class, this::onUnexport)
                 .onMessage(RdmaProtocol.LoadAlternatePath.class, this::onLoadAlternatePath)
                 .onMessage(RdmaProtocol.MigratePath.class, m -> {
-                    toQueuePair(new QueuePairActor.ModifyPath(m,
+                    toQueuePair(new ConnectionProtocol.ModifyPath(m,
                             QpAttributes.of().migrationState(MigrationState.MIGRATED)));
                     return Behaviors.same();
                 })
@@ -569,7 +532,7 @@ final class ConnectionActor {
 
     /** The QP actor delivers it in order with the rest, once the handler has Connected. */
     private Behavior<ConnectionCommand> onSharedReceived(SharedReceived r) {
-        toQueuePair(new QueuePairActor.SharedReceive(r.received()));
+        toQueuePair(new ConnectionProtocol.SharedReceive(r.received()));
         return Behaviors.same();
     }
 
@@ -582,7 +545,7 @@ final class ConnectionActor {
     private Behavior<ConnectionCommand> onLoadAlternatePath(RdmaProtocol.LoadAlternatePath m) {
         // RoCE forms GID 0 from the port's IPv4 address; rdma_cm resolves an IB alternate path the same way
         byte[] gid = AddressVector.ipv4MappedGid(m.alternateRemote().getAddress());
-        toQueuePair(new QueuePairActor.ModifyPath(m, QpAttributes.of()
+        toQueuePair(new ConnectionProtocol.ModifyPath(m, QpAttributes.of()
                 .alternatePath(AddressVector.global(gid, m.port())).alternatePortNum(m.port())
                 .migrationState(MigrationState.REARM)));
         return Behaviors.same();
@@ -639,7 +602,7 @@ final class ConnectionActor {
      */
     private Behavior<ConnectionCommand> quiescing(DisconnectReason reason) {
         closing = reason;
-        toQueuePair(new QueuePairActor.Quiesce());
+        toQueuePair(new ConnectionProtocol.Quiesce());
         timers.startSingleTimer(TIMER, new TimedOut(), settings.connectTimeout());
         return Behaviors.receive(ConnectionCommand.class)
                 .onMessage(QueuePairQuiesced.class, q -> disconnecting())
@@ -703,12 +666,12 @@ final class ConnectionActor {
             // the peer's closing notice may still be in the SRQ's completion queue
             shared.owner().tell(new SrqActor.PollFor(ctx.getSelf()));
         } else {
-            toQueuePair(new QueuePairActor.Drain());
+            toQueuePair(new ConnectionProtocol.Drain());
         }
         return Behaviors.receive(ConnectionCommand.class)
                 .onMessage(SharedReceived.class, this::onSharedReceived)
                 .onMessage(SrqPolled.class, p -> {
-                    toQueuePair(new QueuePairActor.Drain());
+                    toQueuePair(new ConnectionProtocol.Drain());
                     return Behaviors.same();
                 })
                 .onMessage(QueuePairDrained.class, d -> {

@@ -107,7 +107,7 @@ final class DeviceActor extends AbstractBehavior<DeviceActor.Command> {
         if (event instanceof AsyncEvent.QpEvent qp) {
             ActorRef<RdmaProtocol.ConnectionCommand> owner = owners.get(qp.qpNum());
             if (owner != null) {
-                owner.tell(new ConnectionActor.Async(event));
+                owner.tell(new ConnectionProtocol.Async(event));
             }
         } else if (event instanceof AsyncEvent.SrqEvent srq && srq.type() == AsyncEventType.SRQ_LIMIT_REACHED) {
             ActorRef<SrqActor.Command> owner = srqs.get(srq.srq());
@@ -116,7 +116,7 @@ final class DeviceActor extends AbstractBehavior<DeviceActor.Command> {
             }
         } else if (event.type() == AsyncEventType.DEVICE_FATAL) {
             getContext().getLog().error("device {} failed", device.name());
-            owners.values().forEach(o -> o.tell(new ConnectionActor.Async(event)));
+            owners.values().forEach(o -> o.tell(new ConnectionProtocol.Async(event)));
         } else if (event instanceof AsyncEvent.SourceFailed failed) {
             if (device.isAlive()) {
                 getContext().getLog().warn("async events of {} failed", device.name(), failed.cause());

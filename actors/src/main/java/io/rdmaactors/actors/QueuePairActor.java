@@ -1,5 +1,10 @@
 package io.rdmaactors.actors;
 
+import io.rdmaactors.actors.ConnectionProtocol.Drain;
+import io.rdmaactors.actors.ConnectionProtocol.ModifyPath;
+import io.rdmaactors.actors.ConnectionProtocol.Open;
+import io.rdmaactors.actors.ConnectionProtocol.Quiesce;
+import io.rdmaactors.actors.ConnectionProtocol.SharedReceive;
 import io.rdmaactors.actors.RdmaProtocol.CommandFailed;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionClosed;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
@@ -27,7 +32,6 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -57,45 +61,19 @@ import org.apache.pekko.util.ByteString;
  */
 final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
 
-    /** What the connection actor tells its QP actor. */
-    interface Command extends ConnectionActor.Internal {
-    }
-
-    /** The handler was told Connected: receives may be delivered from now on. */
-    record Open() implements Command {
-    }
-
-    record ModifyPath(Object command, QpAttributes attributes) implements Command {
-    }
-
-    /** The connection is closing: poll what is left, fail what is still outstanding, report back. */
-    record Drain() implements Command {
-    }
-
-    /**
-     * A graceful close: refuse new data commands; once everything sent has completed, tell the peer
-     * that this side closes and report Quiesced when it has heard.
-     */
-    record Quiesce() implements Command {
-    }
-
-    /** A message this connection's QP took from the listener's shared receive queue. */
-    record SharedReceive(RdmaProtocol.Received received) implements Command {
-    }
-
     /** Posts the data commands gathered since the last flush; it follows them in the mailbox. */
-    private record Flush() implements Command {
+    private record Flush() implements ConnectionProtocol.QueuePairCommand {
     }
 
-    private record Notified() implements Command {
+    private record Notified() implements ConnectionProtocol.QueuePairCommand {
     }
 
     /** The next poll of a spin, told once per poll: it carries nothing, so one instance serves them all. */
-    private record PollAgain() implements Command {
+    private record PollAgain() implements ConnectionProtocol.QueuePairCommand {
         static final PollAgain NEXT = new PollAgain();
     }
 
-    private record ChannelFailed(Throwable cause) implements Command {
+    private record ChannelFailed(Throwable cause) implements ConnectionProtocol.QueuePairCommand {
     }
 
     /** IB's encoding of the shortest receiver-not-ready wait, 0.01 ms. */
@@ -321,7 +299,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
                     failAll("the connection closed");
                     endSpin();
                     completions.silence();
-                    connection.tell(new ConnectionActor.QueuePairDrained(failure, peerClosing));
+                    connection.tell(new ConnectionProtocol.QueuePairDrained(failure, peerClosing));
                     return closed(handler);
                 })
                 .onMessage(RdmaProtocol.Register.class, r -> {
@@ -350,7 +328,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
      */
     private static Behavior<ConnectionCommand> closed(ActorRef<ConnectionEvent> handler) {
         return Behaviors.receive(ConnectionCommand.class)
-                .onMessage(ConnectionActor.Internal.class, i -> Behaviors.same())
+                .onMessage(ConnectionProtocol.Internal.class, i -> Behaviors.same())
                 .onMessage(ConnectionCommand.class, c -> {
                     ClosedConnections.refuse(c, handler);
                     return Behaviors.same();
@@ -507,7 +485,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         } else if (item instanceof LargeRead read) {
             release(read.region());
             if (!closing) {
-                connection.tell(new ConnectionActor.QueuePairFailed(cause));
+                connection.tell(new ConnectionProtocol.QueuePairFailed(cause));
             }
         }
     }
@@ -593,7 +571,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
         }
         if (quiescing) {
             quiescing = false;
-            connection.tell(new ConnectionActor.QueuePairQuiesced());
+            connection.tell(new ConnectionProtocol.QueuePairQuiesced());
         }
     }
 
@@ -776,7 +754,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             fail(item, failed);
             if (first) {
                 // an error completion leaves the QP in ERR: the connection cannot carry anything more
-                connection.tell(new ConnectionActor.QueuePairFailed(failed));
+                connection.tell(new ConnectionProtocol.QueuePairFailed(failed));
             }
             return;
         }
@@ -848,7 +826,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     private void onControl(Object message) {
         if (message instanceof Rendezvous.Ready ready) {
             if (ready.length() > maxMessageSize || ready.length() < 0) {
-                connection.tell(new ConnectionActor.QueuePairFailed(new IllegalStateException("the peer announced "
+                connection.tell(new ConnectionProtocol.QueuePairFailed(new IllegalStateException("the peer announced "
                         + ready.length() + " bytes, beyond rdma-actors.max-message-size of " + maxMessageSize)));
                 return;
             }
@@ -899,7 +877,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
             qp.postReceive(reposts.toArray(new ReceiveWorkRequest[0]));
         } catch (RuntimeException e) {
             // a receive queue that cannot be refilled would hold the peer back forever: end the connection
-            connection.tell(new ConnectionActor.QueuePairFailed(e));
+            connection.tell(new ConnectionProtocol.QueuePairFailed(e));
         }
         reposts.clear();
     }

@@ -170,7 +170,7 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
                     byQp.put(a.qpNum(), a.connection());
                     List<RdmaProtocol.Received> waiting = early.remove(a.qpNum());
                     if (waiting != null) {
-                        waiting.forEach(r -> a.connection().tell(new ConnectionActor.SharedReceived(r)));
+                        waiting.forEach(r -> a.connection().tell(new ConnectionProtocol.SharedReceived(r)));
                     }
                     return this;
                 })
@@ -200,7 +200,7 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
                 })
                 .onMessage(PollFor.class, p -> {
                     pollAll();
-                    p.connection().tell(new ConnectionActor.SrqPolled());
+                    p.connection().tell(new ConnectionProtocol.SrqPolled());
                     return this;
                 })
                 .onMessage(ChannelFailed.class, f -> {
@@ -231,7 +231,7 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
                             wc.hasImmediate() ? wc.immData() : null);
                     ActorRef<RdmaProtocol.ConnectionCommand> connection = byQp.get(wc.qpNum());
                     if (connection != null) {
-                        connection.tell(new ConnectionActor.SharedReceived(received));
+                        connection.tell(new ConnectionProtocol.SharedReceived(received));
                     } else {
                         early.computeIfAbsent(wc.qpNum(), q -> new ArrayList<>()).add(received);
                     }
