@@ -45,7 +45,7 @@ import org.apache.pekko.util.ByteString;
  * smaller ones come in one read anyway), 64 B ping-pongs on many connections at once (round trips
  * per second, from the first Send to the last answer), and one-way streaming of 64 B (msg/s) and 64 KiB
  * (MB/s); streams use each transport's own flow control: rdma-actors keeps a send queue's worth of
- * Sends outstanding, each answered by Acked; Pekko IO TCP pipelines a write per 64 B message
+ * Sends outstanding, every 16th 64 B one (every 64 KiB one) asking for an Acked; Pekko IO TCP pipelines a write per 64 B message
  * without waiting for acks, and on a refusal resumes with ResumeWriting (its NACK-based flow
  * control), and writes 64 KiB messages ACK-based, the next on the ack of the one before.
  * The Streams API against Pekko Streams' {@code Tcp}: an echo of 64 B and 64 KiB
@@ -65,8 +65,13 @@ public final class ActorVersusPekkoTcp {
             + " [--connections=N concurrent ping-pongs, default 64] [--each=N round trips of each, default 1000]"
             + " [--only=TEXT: only the workloads whose name contains it]"
             + " [--charts=DIR for the PNG charts, default bench/target/charts]";
-    /** A send queue's worth (64) less one slot for the end marker. */
-    private static final int WINDOW = 63;
+    /** Small messages a TCP stream writes per turn of its mailbox, pipelined without acks. */
+    private static final int WRITES_PER_TURN = 63;
+    /**
+     * A small-message rdma stream asks for an Acked every this many Sends (completions come in
+     * order, so one Acked stands for those before it), as a TCP stream acks every N writes.
+     */
+    private static final int ACK_EVERY = 16;
     /** From this size on a TCP stream writes ACK-based, one message in flight: each fills the socket's buffer. */
     private static final int LARGE_WRITE = 16 * 1024;
     private static final long STEP_SECONDS = 120;
@@ -414,35 +419,43 @@ public final class ActorVersusPekkoTcp {
     private CompletableFuture<Double> rdmaStream(int size, int count, StreamControl control) {
         CompletableFuture<Double> result = new CompletableFuture<>();
         byte[] message = new byte[size];
+        int ackEvery = size < LARGE_WRITE ? ACK_EVERY : 1;
+        // a send queue's worth outstanding, less one slot for the end marker
+        int window = Rdma.get(system).settings().sendQueueDepth() - 1;
         ActorRef<RdmaProtocol.ConnectionEvent> client = system.systemActorOf(Behaviors.setup(ctx -> {
             ActorRef<?>[] peer = new ActorRef<?>[1];
             long[] start = new long[1];
             int[] sent = new int[1];
+            int[] acked = new int[1];
+            Runnable send = () -> {
+                ActorRef<RdmaProtocol.ConnectionCommand> connection = EchoSinkPeer.connection(peer[0]);
+                while (sent[0] < count && sent[0] - acked[0] < window) {
+                    int n = sent[0]++;
+                    connection.tell(RdmaProtocol.Send.of(message, (n + 1) % ackEvery == 0 || n + 1 == count ? n : null));
+                    if (sent[0] == count) {
+                        // the end marker follows the last message on the same queue pair, in order
+                        connection.tell(RdmaProtocol.Send.of(new byte[1], null).withImmediate(1));
+                    }
+                }
+            };
             return Behaviors.receive(RdmaProtocol.ConnectionEvent.class)
                     .onMessage(RdmaProtocol.Connected.class, c -> {
                         peer[0] = c.connection();
                         start[0] = System.nanoTime();
-                        while (sent[0] < Math.min(WINDOW, count)) {
-                            EchoSinkPeer.connection(peer[0]).tell(RdmaProtocol.Send.of(message, sent[0]++));
-                        }
-                        if (sent[0] == count) {
-                            EchoSinkPeer.connection(peer[0]).tell(RdmaProtocol.Send.of(new byte[1], null).withImmediate(1));
-                        }
+                        send.run();
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.Acked.class, a -> {
+                        int through = (Integer) a.token() + 1;
                         control.flowing.complete(null);
-                        control.taken.incrementAndGet();
+                        control.taken.addAndGet(through - acked[0]);
+                        acked[0] = through;
                         if (control.stopped) {
                             if (result.complete((System.nanoTime() - start[0]) / 1e9)) {
                                 EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Close());
                             }
-                        } else if (sent[0] < count) {
-                            EchoSinkPeer.connection(peer[0]).tell(RdmaProtocol.Send.of(message, sent[0]++));
-                            if (sent[0] == count) {
-                                // the end marker follows the last message on the same queue pair, in order
-                                EchoSinkPeer.connection(peer[0]).tell(RdmaProtocol.Send.of(new byte[1], null).withImmediate(1));
-                            }
+                        } else {
+                            send.run();
                         }
                         return Behaviors.same();
                     })
@@ -589,14 +602,14 @@ public final class ActorVersusPekkoTcp {
         /** A write was refused: the rest wait for WritingResumed. */
         private boolean suspended;
 
-        /** Writes per turn of the mailbox: WINDOW pipelined small messages, one large one awaiting its ack. */
+        /** Writes per turn of the mailbox: pipelined small messages, one large one awaiting its ack. */
         private final int perTurn;
 
         TcpStream(InetSocketAddress remote, int size, int count, CompletableFuture<Double> result,
                   StreamControl control) {
             super(remote, ByteString.fromArray(new byte[size]), count, result);
             this.control = control;
-            this.perTurn = size < LARGE_WRITE ? WINDOW : 1;
+            this.perTurn = size < LARGE_WRITE ? WRITES_PER_TURN : 1;
         }
 
         @Override
@@ -610,7 +623,7 @@ public final class ActorVersusPekkoTcp {
 
         /**
          * Pekko IO's flow control as its users write. Small messages are pipelined NACK-based: a
-         * write per message with no ack awaited, WINDOW at a time (then a turn of this actor's
+         * write per message with no ack awaited, WRITES_PER_TURN at a time (then a turn of this actor's
          * mailbox, so a refusal gets in); a write the connection cannot take yet is refused, and
          * so is every later one, until ResumeWriting is answered with WritingResumed, when writing
          * goes on from the first one refused. A large message, which fills the socket's buffer by
