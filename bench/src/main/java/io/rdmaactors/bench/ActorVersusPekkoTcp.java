@@ -45,7 +45,7 @@ import org.apache.pekko.util.ByteString;
  * smaller ones come in one read anyway), 64 B ping-pongs on many connections at once (round trips
  * per second, from the first Send to the last answer), and one-way streaming of 64 B (msg/s) and 64 KiB
  * (MB/s); streams use each transport's own flow control: rdma-actors keeps a send queue's worth of
- * Sends outstanding, every 16th 64 B one (every 64 KiB one) asking for an Acked; Pekko IO TCP pipelines a write per 64 B message
+ * Sends outstanding (4 MiB at most), every 16th 64 B one (every 64 KiB one) asking for an Acked; Pekko IO TCP pipelines a write per 64 B message
  * without waiting for acks, and on a refusal resumes with ResumeWriting (its NACK-based flow
  * control), and writes 64 KiB messages ACK-based, the next on the ack of the one before.
  * The Streams API against Pekko Streams' {@code Tcp}: an echo of 64 B and 64 KiB
@@ -420,8 +420,9 @@ public final class ActorVersusPekkoTcp {
         CompletableFuture<Double> result = new CompletableFuture<>();
         byte[] message = new byte[size];
         int ackEvery = size < LARGE_WRITE ? ACK_EVERY : 1;
-        // a send queue's worth outstanding, less one slot for the end marker
-        int window = Rdma.get(system).settings().sendQueueDepth() - 1;
+        // a send queue's worth outstanding (less one slot for the end marker), at most 4 MiB, as a
+        // TCP socket's buffer holds
+        int window = Math.min(Rdma.get(system).settings().sendQueueDepth() - 1, Math.max(1, (4 << 20) / size));
         ActorRef<RdmaProtocol.ConnectionEvent> client = system.systemActorOf(Behaviors.setup(ctx -> {
             ActorRef<?>[] peer = new ActorRef<?>[1];
             long[] start = new long[1];
