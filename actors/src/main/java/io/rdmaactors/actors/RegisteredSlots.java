@@ -10,12 +10,18 @@ import java.util.List;
 
 /**
  * Registered memory cut into equal slots, one per queue entry, registered a chunk at a time as a
- * connection first needs the slots: an idle connection pins one chunk, a busy one grows to its
- * queue depth (as RDMA servers grow their buffer pools with load).
+ * connection first needs the slots: an idle connection pins a first, small chunk, a busy one
+ * grows to its queue depth (as RDMA servers grow their buffer pools with load).
  */
 final class RegisteredSlots implements AutoCloseable {
 
-    /** Slots registered together. */
+    /**
+     * Slots of the first chunk: a request-response connection never grows past it (a receive
+     * grows the slots when a poll finds half of them used), and idle connections, most of them in
+     * a large server, pin little; traffic grows the rest a {@link #CHUNK} at a time.
+     */
+    static final int FIRST = 4;
+    /** Slots registered together after the first chunk. */
     static final int CHUNK = 8;
 
     private final ProtectionDomain pd;
@@ -42,7 +48,12 @@ final class RegisteredSlots implements AutoCloseable {
 
     /** Slots registered so far: 0 to {@code allocated() - 1}. */
     int allocated() {
-        return Math.min(chunks.size() * CHUNK, capacity);
+        return chunks.isEmpty() ? 0 : Math.min(FIRST + (chunks.size() - 1) * CHUNK, capacity);
+    }
+
+    /** How many chunks {@code capacity} slots take. */
+    static int chunksFor(int capacity) {
+        return capacity <= FIRST ? 1 : 1 + (capacity - FIRST + CHUNK - 1) / CHUNK;
     }
 
     /**
@@ -55,7 +66,7 @@ final class RegisteredSlots implements AutoCloseable {
         if (first >= capacity) {
             return -1;
         }
-        int slots = Math.min(CHUNK, capacity - first);
+        int slots = Math.min(chunks.isEmpty() ? FIRST : CHUNK, capacity - first);
         MemoryRegion chunk = pd.register(ByteBuffer.allocateDirect(slots * slotSize));
         chunks.add(chunk);
         views.add(chunk.buffer().order(ByteOrder.nativeOrder()));
@@ -63,16 +74,20 @@ final class RegisteredSlots implements AutoCloseable {
     }
 
     ScatterGatherElement sge(int slot, int length) {
-        return chunks.get(slot / CHUNK).sge((slot % CHUNK) * slotSize, length);
+        return chunks.get(chunk(slot)).sge(offset(slot), length);
     }
 
     /** The chunk's memory in native order; the slot starts at {@link #offset}. */
     ByteBuffer memory(int slot) {
-        return views.get(slot / CHUNK);
+        return views.get(chunk(slot));
     }
 
     int offset(int slot) {
-        return (slot % CHUNK) * slotSize;
+        return (slot < FIRST ? slot : (slot - FIRST) % CHUNK) * slotSize;
+    }
+
+    private static int chunk(int slot) {
+        return slot < FIRST ? 0 : 1 + (slot - FIRST) / CHUNK;
     }
 
     @Override

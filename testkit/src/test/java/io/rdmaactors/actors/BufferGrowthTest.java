@@ -60,7 +60,7 @@ class BufferGrowthTest {
         // whole send queues at once: more than the receives first posted. The receiver grows when a
         // poll finds half its receives used, which depends on how the burst meets its polls, so
         // bursts go on until it did (the first one nearly always suffices)
-        long chunksPerQueue = DEPTH / RegisteredSlots.CHUNK;
+        long chunksPerQueue = RegisteredSlots.chunksFor(DEPTH);
         long registered = 0;
         for (int burst = 0; burst < 20 && registered <= 2 + chunksPerQueue; burst++) {
             for (int n = 0; n < DEPTH; n++) {

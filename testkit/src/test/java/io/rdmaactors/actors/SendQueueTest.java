@@ -42,7 +42,7 @@ class SendQueueTest {
         assertTrue(queue.idle());
         assertEquals(0, slots.allocated(), "nothing registered before a slot is needed");
         int slot = queue.takeSlot();
-        assertEquals(RegisteredSlots.CHUNK, slots.allocated());
+        assertEquals(RegisteredSlots.FIRST, slots.allocated());
         queue.hold(slot, "a send");
         assertEquals(11, queue.room());
         assertFalse(queue.idle());

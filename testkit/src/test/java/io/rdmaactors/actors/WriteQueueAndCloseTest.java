@@ -83,12 +83,13 @@ class WriteQueueAndCloseTest {
         RdmaTestKit.Pair pair = connect("rdma-actors.write-queue = 2");
         pair.server().tell(new RdmaProtocol.SuspendReading());
         pair.serverEvents().expectNoMessage(Duration.ofMillis(200));
-        // 8 sends fill the held receives; then 4 wait for receiver-not-ready retries, 2 in the write queue
-        for (int n = 0; n < 8; n++) {
+        // the first receives posted are filled; then 4 sends wait for receiver-not-ready retries, 2 in the write queue
+        int held = RegisteredSlots.FIRST;
+        for (int n = 0; n < held; n++) {
             pair.client().tell(message(n));
             pair.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT);
         }
-        for (int n = 8; n < 14; n++) {
+        for (int n = held; n < held + 6; n++) {
             pair.client().tell(message(n));
         }
         RdmaProtocol.Send refused = message(99);
@@ -102,7 +103,7 @@ class WriteQueueAndCloseTest {
         while (!resumed) {
             resumed = pair.clientEvents().receiveMessage(WAIT) instanceof RdmaProtocol.WritingResumed;
         }
-        assertReceivedInOrder(pair.serverEvents(), 14);
+        assertReceivedInOrder(pair.serverEvents(), held + 6);
         kit.close(pair);
         assertNoLeaks();
     }
