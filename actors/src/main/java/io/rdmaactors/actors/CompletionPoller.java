@@ -42,9 +42,8 @@ final class CompletionPoller implements AutoCloseable {
     /**
      * Connections that may poll their CQs after completions (completion-spin, completion-yield) at
      * once. Polling on pays when a core would otherwise idle until the next completion comes; when
-     * many connections are busy the cores have their work, and the polls only take from it (64
-     * concurrent ping-pongs made 4x fewer round trips when every one of them yielded, and 1.2x
-     * more when none polled on).
+     * many connections are busy the cores have their work, and the polls only take from it (many
+     * concurrent ping-pongs that all yield make far fewer round trips than ones that never poll on).
      */
     private final Semaphore spinTurns = new Semaphore(SPIN_TURNS);
 

@@ -37,7 +37,7 @@ final class RendezvousMemory {
     /**
      * A read message's bytes as a ByteString that owns them, in pieces of 128 KiB: one array as
      * large as the message (up to max-message-size) would be a humongous allocation, zeroed outside
-     * the young generation, about 1.5x the time of its pieces at 16 MiB.
+     * the young generation, slower than its pieces.
      */
     static ByteString copyOut(ByteBuffer message) {
         ByteStringBuilder pieces = ByteString.createBuilder();
