@@ -713,13 +713,13 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     }
 
     /**
-     * The peer used half the posted receives or more since the last poll: post another chunk, so a
+     * The peer used more than half the posted receives since the last poll: post another chunk, so a
      * busy connection is not held back by receiver-not-ready while an idle one pins only one chunk.
      */
     private void growReceives(int consumed) {
         // a reader that suspended holds the peer back by not reposting: growing would undo that
         if (buffers.receive != null && open && !readingSuspended
-                && consumed * 2 >= buffers.receive.allocated()) {
+                && consumed * 2 > buffers.receive.allocated()) {
             try {
                 postNewReceives(qp, buffers.receive);
             } catch (RuntimeException e) {

@@ -16,11 +16,11 @@ import java.util.List;
 final class RegisteredSlots implements AutoCloseable {
 
     /**
-     * Slots of the first chunk: a request-response connection never grows past it (a receive
-     * grows the slots when a poll finds half of them used), and idle connections, most of them in
-     * a large server, pin little; traffic grows the rest a {@link #CHUNK} at a time.
+     * Slots of the first chunk: a request-response connection never grows past it (receives grow
+     * when a poll finds more than half of them used), and idle connections, most of them in a
+     * large server, pin little; traffic grows the rest a {@link #CHUNK} at a time.
      */
-    static final int FIRST = 4;
+    static final int FIRST = 2;
     /** Slots registered together after the first chunk. */
     static final int CHUNK = 8;
 
