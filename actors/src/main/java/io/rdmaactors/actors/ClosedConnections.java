@@ -13,6 +13,7 @@ import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.eventstream.EventStream;
 import org.apache.pekko.actor.typed.javadsl.Adapter;
+import org.apache.pekko.actor.typed.javadsl.BehaviorBuilder;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 
 /**
@@ -123,6 +124,19 @@ final class ClosedConnections {
 
     private static void answer(DeadLetter letter, ActorRef<CommandFailed> handler) {
         refuse(letter.message(), handler);
+    }
+
+    /**
+     * A closed connection's actor after {@code first} (its own cases): the library's messages are
+     * ignored, every user's command refused at once.
+     */
+    static BehaviorBuilder<ConnectionCommand> refusing(BehaviorBuilder<ConnectionCommand> first,
+                                                       ActorRef<? super CommandFailed> handler) {
+        return first.onMessage(ConnectionProtocol.Internal.class, i -> Behaviors.same())
+                .onMessage(ConnectionCommand.class, c -> {
+                    refuse(c, handler);
+                    return Behaviors.same();
+                });
     }
 
     /** Answers {@code command}, sent to a closed connection, where its answer goes: its reply target or {@code handler}. */

@@ -704,14 +704,9 @@ final class ConnectionActor {
                                                       ActorRef<ConnectionCommand> qpActor,
                                                       TimerScheduler<ConnectionCommand> timers) {
         timers.startSingleTimer(TIMER, new TimedOut(), CLOSED_LINGER);
-        return Behaviors.setup(ctx -> Behaviors.receive(ConnectionCommand.class)
-                .onMessage(TimedOut.class, t -> Behaviors.stopped())
-                .onMessage(HandlerTerminated.class, t -> Behaviors.stopped())
-                .onMessage(Internal.class, i -> Behaviors.same())
-                .onMessage(ConnectionCommand.class, c -> {
-                    ClosedConnections.refuse(c, handler);
-                    return Behaviors.same();
-                })
+        return Behaviors.setup(ctx -> ClosedConnections.refusing(Behaviors.receive(ConnectionCommand.class)
+                        .onMessage(TimedOut.class, t -> Behaviors.stopped())
+                        .onMessage(HandlerTerminated.class, t -> Behaviors.stopped()), handler)
                 .onSignal(PostStop.class, s -> {
                     new ClosedConnections.Stopped(List.of(ctx.getSelf(), qpActor), handler.narrow())
                             .publish(ctx.getSystem());

@@ -327,13 +327,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
      * while it lingers.
      */
     private static Behavior<ConnectionCommand> closed(ActorRef<ConnectionEvent> handler) {
-        return Behaviors.receive(ConnectionCommand.class)
-                .onMessage(ConnectionProtocol.Internal.class, i -> Behaviors.same())
-                .onMessage(ConnectionCommand.class, c -> {
-                    ClosedConnections.refuse(c, handler);
-                    return Behaviors.same();
-                })
-                .build();
+        return ClosedConnections.refusing(Behaviors.receive(ConnectionCommand.class), handler).build();
     }
 
     /**
