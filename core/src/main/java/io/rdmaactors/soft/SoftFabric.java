@@ -52,7 +52,7 @@ public final class SoftFabric implements Fabric {
     final String threadsPrefix;
     final long cmTimeoutMs;
     final long timewaitMs;
-    /** False with option {@code transport=tcp}: ids of one JVM meet over a link too, as between processes. */
+    /** False with option {@code transport} {@code tcp} or {@code shm}: ids of one JVM meet over a link too, as between processes. */
     final boolean localTransport;
     /**
      * False with option {@code wire=sync}: a request between QPs of this JVM then runs inside its

@@ -4,6 +4,7 @@ import io.rdmaactors.soft.link.LinkCookie;
 import io.rdmaactors.soft.link.LinkOptions;
 import io.rdmaactors.verbs.InvalidRequestException;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -17,7 +18,7 @@ import java.util.TreeSet;
  * @param cmTimeoutMs  how long the CM waits for the peer's answer to a REQ, REP or DREQ ({@code cm.timeout.ms})
  * @param timewaitMs   how long a disconnected id waits before TIMEWAIT_EXIT ({@code cm.timewait.ms})
  * @param threadsPrefix what its threads' names start with before the fabric's id ({@code threads.prefix})
- * @param localTransport false with {@code transport = tcp}: ids of one JVM meet over a link too
+ * @param localTransport false with {@code transport} {@code tcp} or {@code shm}: ids of one JVM meet over a link too
  * @param asyncWire    false with {@code wire = sync}: a request between QPs of one JVM runs inside its post
  * @param links        the links between processes' options
  */
@@ -39,6 +40,7 @@ record SoftOptions(int devices, long cmTimeoutMs, long timewaitMs, String thread
         d.put("links.handshake.timeout.ms", "5000");
         d.put("links.pending", "64");
         d.put("links.max", "1024");
+        d.put("links.shm.bytes", String.valueOf(1 << 20));
         return d;
     }
 
@@ -55,11 +57,21 @@ record SoftOptions(int devices, long cmTimeoutMs, long timewaitMs, String thread
         o.putAll(given);
         return new SoftOptions((int) number(o, "devices", 1, 255), number(o, "cm.timeout.ms", 1, Integer.MAX_VALUE),
                 number(o, "cm.timewait.ms", 0, Integer.MAX_VALUE), o.get("threads.prefix"),
-                oneOf(o, "transport", "auto", "tcp").equals("auto"), oneOf(o, "wire", "async", "sync").equals("async"),
+                oneOf(o, "transport", "auto", "tcp", "shm").equals("auto"),
+                oneOf(o, "wire", "async", "sync").equals("async"),
                 new LinkOptions((int) number(o, "io.threads", 1, 256), o.get(LinkCookie.OPTION),
                         number(o, "links.handshake.timeout.ms", 1, Integer.MAX_VALUE),
                         (int) number(o, "links.pending", 1, Integer.MAX_VALUE),
-                        (int) number(o, "links.max", 1, Integer.MAX_VALUE)));
+                        (int) number(o, "links.max", 1, Integer.MAX_VALUE),
+                        !o.get("transport").equals("tcp"), ringBytes(o)));
+    }
+
+    private static int ringBytes(Map<String, String> options) {
+        long n = number(options, "links.shm.bytes", 4096, 1 << 30);
+        if (Long.bitCount(n) != 1) {
+            throw bad("links.shm.bytes", options.get("links.shm.bytes"), "a power of two from 4096 to " + (1 << 30));
+        }
+        return (int) n;
     }
 
     private static long number(Map<String, String> options, String key, long min, long max) {
@@ -75,10 +87,10 @@ record SoftOptions(int devices, long cmTimeoutMs, long timewaitMs, String thread
         throw bad(key, value, "a whole number from " + min + " to " + max);
     }
 
-    private static String oneOf(Map<String, String> options, String key, String first, String second) {
+    private static String oneOf(Map<String, String> options, String key, String... allowed) {
         String value = options.get(key);
-        if (!value.equals(first) && !value.equals(second)) {
-            throw bad(key, value, first + " or " + second);
+        if (!List.of(allowed).contains(value)) {
+            throw bad(key, value, String.join(" or ", allowed));
         }
         return value;
     }

@@ -129,16 +129,16 @@ class LinkSecurityTest {
         }
         try (SocketChannel raw = RawLink.connect(server.port(), 0)) {
             byte[] guess = "0123456789abcdef0123456789abcdef".getBytes();
-            assertThrows(LinkHandshake.AuthenticationException.class, () -> LinkHandshake.connect(raw, guess));
+            assertThrows(LinkHandshake.AuthenticationException.class, () -> LinkHandshake.connect(raw, guess, null));
         }
         try (SocketChannel raw = RawLink.connect(server.port(), 0)) {
             // a peer that skips checking the listener's proof still has to prove its own
-            ByteBuffer hello = ByteBuffer.allocate(41).putInt(37).put(LinkHandshake.HELLO).putInt(0x52414C31)
+            ByteBuffer hello = ByteBuffer.allocate(41).putInt(37).put(LinkHandshake.HELLO).putInt(0x52414C32)
                     .put(new byte[32]).flip();
             raw.write(hello);
             InputStream in = raw.socket().getInputStream();
             assertEquals(4 + 65, in.readNBytes(4 + 65).length, "the challenge");
-            raw.write(ByteBuffer.allocate(37).putInt(33).put(LinkHandshake.PROOF).put(new byte[32]).flip());
+            raw.write(ByteBuffer.allocate(65).putInt(61).put(LinkHandshake.PROOF).put(new byte[60]).flip());
             RawLink.assertEndedByTheServer(in, "a wrong proof");
         }
         assertNull(server.events.await(Duration.ofMillis(100)), "nobody without the cookie reached the listener");

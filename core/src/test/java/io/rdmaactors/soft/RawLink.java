@@ -38,7 +38,7 @@ final class RawLink {
      */
     static SocketChannel open(int port, byte[] secret, int receiveBuffer) throws IOException {
         SocketChannel channel = connect(port, receiveBuffer);
-        LinkHandshake.connect(channel, secret);
+        LinkHandshake.connect(channel, secret, null);
         return channel;
     }
 

@@ -50,7 +50,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The link between processes: a fixed number of I/O threads, one socket for every connection to
  * a peer's listener, faults on one connection of a shared link, and a link fed garbage ending
  * alone. The client fabric uses {@code transport=tcp}, so its ids reach the server fabric's
- * listener over a link as they would from another process.
+ * listener over a link as they would from another process; {@link SharedMemoryLinkTest} runs the
+ * same with {@code transport=shm}.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class TcpLinkTest {
@@ -98,7 +99,7 @@ class TcpLinkTest {
 
         Client(Map<String, String> options) {
             Map<String, String> all = new HashMap<>(options);
-            all.put("transport", "tcp");
+            all.put("transport", transport());
             fabric = Fabric.open("soft", all);
             clients.add(fabric);
             events = fabric.createEventChannel();
@@ -160,8 +161,23 @@ class TcpLinkTest {
         return list;
     }
 
+    /** The client's {@code transport} option. */
+    String transport() {
+        return "tcp";
+    }
+
     private static int links(Fabric fabric) {
         return ((SoftFabric) fabric).links.count();
+    }
+
+    @Test
+    void aLinkGoesThroughSharedMemoryWhereTheTransportAllowsIt() throws Exception {
+        Client client = new Client();
+        List<CmId[]> connections = List.<CmId[]>of(client.connect());
+        exchange(client, connections, List.of(0));
+        long expected = transport().equals("shm") ? 1 : 0;
+        assertEquals(expected, ((SoftFabric) client.fabric).links.sharingMemory(), "the client's link");
+        assertEquals(expected, ((SoftFabric) server).links.sharingMemory(), "the server's link");
     }
 
     /**

@@ -19,20 +19,24 @@ import javax.crypto.spec.SecretKeySpec;
  * other's). The connecting side says HELLO with its nonce, the accepting side answers CHALLENGE
  * with its nonce and its proof, the connecting side checks that and answers PROOF. Until the
  * accepting side has checked PROOF it reads nothing but these two fixed-size frames, so a peer
- * without the cookie can make it allocate nothing and reach no CM id or memory region.
+ * without the cookie can make it allocate nothing and reach no CM id or memory region. PROOF
+ * carries the connecting side's offer of shared memory ({@link LinkSharedMemory}), or zeros; an
+ * offer is answered with ANSWER, yes or no, before either side sends anything else.
  */
 public final class LinkHandshake {
 
     public static final byte HELLO = 3;
     public static final byte CHALLENGE = 4;
     public static final byte PROOF = 5;
-    /** "RAL1": rdma-actors link, version 1. */
-    private static final int MAGIC = 0x52414C31;
+    public static final byte ANSWER = 6;
+    /** "RAL2": rdma-actors link, version 2. */
+    private static final int MAGIC = 0x52414C32;
     private static final int NONCE = 32;
     private static final int MAC = 32;
     private static final int HELLO_LENGTH = 1 + 4 + NONCE;
     private static final int CHALLENGE_LENGTH = 1 + NONCE + MAC;
-    private static final int PROOF_LENGTH = 1 + MAC;
+    private static final int PROOF_LENGTH = 1 + MAC + LinkSharedMemory.Offer.BYTES;
+    private static final int ANSWER_LENGTH = 2;
     private static final byte[] ACCEPTOR = "rdma-actors link acceptor".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] CONNECTOR = "rdma-actors link connector".getBytes(StandardCharsets.US_ASCII);
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -41,6 +45,8 @@ public final class LinkHandshake {
     /** The connector's nonce once HELLO came; the acceptor's own. */
     private byte[] theirs;
     private final byte[] mine = nonce();
+    /** What the connector offered with its PROOF, or null. */
+    private LinkSharedMemory.Offer offer;
 
     /** The accepting side's handshake, fed by the link's reads. */
     public LinkHandshake(byte[] secret) {
@@ -85,14 +91,36 @@ public final class LinkHandshake {
         if (!MessageDigest.isEqual(proof, mac(CONNECTOR, theirs, mine))) {
             throw new AuthenticationException("the peer does not know this fabric's cookie");
         }
+        long pid = in.getLong();
+        byte[] id = new byte[16];
+        in.get(id);
+        int ringBytes = in.getInt();
+        offer = ringBytes == 0 ? null : new LinkSharedMemory.Offer(pid, id, ringBytes);
         return true;
+    }
+
+    /** Once the handshake is over: the shared memory the peer offered, or null; {@link #answer} it. */
+    public LinkSharedMemory.Offer offer() {
+        return offer;
+    }
+
+    /** The accepting side's answer to an offer: whether the link's data goes through the shared memory. */
+    public static void answer(SocketChannel channel, boolean yes) throws IOException {
+        ByteBuffer answer = ByteBuffer.allocate(4 + ANSWER_LENGTH).putInt(ANSWER_LENGTH).put(ANSWER)
+                .put((byte) (yes ? 1 : 0)).flip();
+        channel.write(answer);
+        if (answer.hasRemaining()) {
+            throw new ProtocolException("the peer did not take the handshake's answer");
+        }
     }
 
     /**
      * The connecting side's handshake on a blocking channel whose socket has a read timeout:
-     * returns once both sides proved they know the cookie.
+     * returns once both sides proved they know the cookie, true when the peer took the shared
+     * memory offered (null: none).
      */
-    public static void connect(SocketChannel channel, byte[] secret) throws IOException {
+    public static boolean connect(SocketChannel channel, byte[] secret, LinkSharedMemory.Offer offered)
+            throws IOException {
         LinkHandshake h = new LinkHandshake(secret);
         channel.write(ByteBuffer.allocate(4 + HELLO_LENGTH).putInt(HELLO_LENGTH).put(HELLO).putInt(MAGIC).put(h.mine)
                 .flip());
@@ -109,11 +137,24 @@ public final class LinkHandshake {
         if (!MessageDigest.isEqual(proof, h.mac(ACCEPTOR, h.mine, h.theirs))) {
             throw new AuthenticationException("the listener does not know this fabric's cookie");
         }
-        ByteBuffer answer = ByteBuffer.allocate(4 + PROOF_LENGTH).putInt(PROOF_LENGTH).put(PROOF)
-                .put(h.mac(CONNECTOR, h.mine, h.theirs)).flip();
-        while (answer.hasRemaining()) {
-            channel.write(answer);
+        ByteBuffer proofFrame = ByteBuffer.allocate(4 + PROOF_LENGTH).putInt(PROOF_LENGTH).put(PROOF)
+                .put(h.mac(CONNECTOR, h.mine, h.theirs));
+        if (offered == null) {
+            proofFrame.put(new byte[LinkSharedMemory.Offer.BYTES]);
+        } else {
+            proofFrame.putLong(offered.pid()).put(offered.id()).putInt(offered.ringBytes());
         }
+        proofFrame.flip();
+        while (proofFrame.hasRemaining()) {
+            channel.write(proofFrame);
+        }
+        if (offered == null) {
+            return false;
+        }
+        if (in.readInt() != ANSWER_LENGTH || in.readByte() != ANSWER) {
+            throw new ProtocolException("the listener did not answer the offer of shared memory");
+        }
+        return in.readByte() == 1;
     }
 
     /** HMAC over the role's label, the connector's nonce, then the acceptor's. */

@@ -10,6 +10,10 @@ package io.rdmaactors.soft.link;
  *                           ({@code links.handshake.timeout.ms})
  * @param maxPending         accepted links still in their handshake, at most ({@code links.pending})
  * @param maxPerListener     links one listener serves, at most ({@code links.max})
+ * @param sharedMemory       whether a link to a process of this host goes through shared memory
+ *                           ({@code transport} other than {@code tcp})
+ * @param ringBytes          each direction's ring in that memory ({@code links.shm.bytes})
  */
-public record LinkOptions(int ioThreads, String cookie, long handshakeTimeoutMs, int maxPending, int maxPerListener) {
+public record LinkOptions(int ioThreads, String cookie, long handshakeTimeoutMs, int maxPending, int maxPerListener,
+                          boolean sharedMemory, int ringBytes) {
 }

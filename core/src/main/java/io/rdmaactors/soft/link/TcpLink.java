@@ -28,6 +28,12 @@ import org.slf4j.LoggerFactory;
  * reader never blocks on a write. Frames pass through one direct buffer each way; a payload read
  * from the wire is scattered into its MR from the input buffer.
  * On the accepting side nothing but the {@link LinkHandshake} is read until the peer passed it.
+ * <p>
+ * Between two processes of one host the frames go through {@link LinkSharedMemory} instead,
+ * read and written by the same code as the socket's bytes, and the socket carries only doorbells:
+ * a byte that wakes a peer whose reader went to sleep or whose writer waits for room
+ * ({@link LinkRing}). A poller then reads and writes the link without one system call. The
+ * socket's end is still the link's: at it the reader takes what the ring holds, then ends.
  */
 public final class TcpLink implements LinkSelector.Handler {
 
@@ -126,11 +132,20 @@ public final class TcpLink implements LinkSelector.Handler {
     private boolean closeWhenFlushed;
     /** Written under outbox; read without it by the I/O thread to stop parsing a link that ended. */
     private volatile boolean closed;
+    /** The rings the frames go through, or null: through the socket. Set before the first frame. */
+    private volatile LinkSharedMemory shared;
+    private static final byte[] DOORBELL = {1};
+    /** The I/O thread's: where the peer's doorbells are read to. */
+    private final ByteBuffer doorbells = ByteBuffer.allocate(64);
 
-    /** @param channel a connected, non-blocking channel */
+    /**
+     * @param channel a connected, non-blocking channel
+     * @param shared  on the connecting side, the memory the peer took in the handshake; else null
+     */
     public TcpLink(TcpLinks links, LinkSelector selector, SocketChannel channel, InetSocketAddress remoteListener,
-            LinkAcceptor from) throws IOException {
+            LinkAcceptor from, LinkSharedMemory shared) throws IOException {
         this.links = links;
+        this.shared = shared;
         this.selector = selector;
         this.channel = channel;
         this.remoteListener = remoteListener;
@@ -229,7 +244,7 @@ public final class TcpLink implements LinkSelector.Handler {
                 // the writer at work, OP_WRITE or the end of the reader's turn takes it; another
                 // thread's frame does not wait for that turn, which a stream coming in makes long
                 return;
-            } else if (!selector.inThread() && large(frame)) {
+            } else if (shared == null && !selector.inThread() && large(frame)) {
                 // a large payload is the I/O thread's to write, gathered with those posted after it,
                 // while the posting thread goes on
                 interest(true);
@@ -264,7 +279,7 @@ public final class TcpLink implements LinkSelector.Handler {
                         return;
                     }
                 }
-                channel.write(gather, gatherFrom, gatherTo - gatherFrom);
+                write();
                 while (gatherFrom < gatherTo && !gather[gatherFrom].hasRemaining()) {
                     gather[gatherFrom++] = null;
                 }
@@ -273,7 +288,15 @@ public final class TcpLink implements LinkSelector.Handler {
                         writing = false;
                         interest(true);
                     }
-                    return;
+                    if (shared == null || shared.out().awaitRoom()) {
+                        return;
+                    }
+                    synchronized (outbox) {
+                        // room came meanwhile: write on, unless a doorbell's thread took the writer's part
+                        if (!startWriting()) {
+                            return;
+                        }
+                    }
                 }
             }
         } catch (IOException | RuntimeException e) {
@@ -282,6 +305,24 @@ public final class TcpLink implements LinkSelector.Handler {
             }
             end(e);
         }
+    }
+
+    /** One gathering write to the socket or the ring; the reader asleep on the ring hears its doorbell. */
+    private void write() throws IOException {
+        LinkSharedMemory m = shared;
+        if (m == null) {
+            channel.write(gather, gatherFrom, gatherTo - gatherFrom);
+        } else if (m.out().write(gather, gatherFrom, gatherTo - gatherFrom) > 0 && m.out().wakeReader()) {
+            doorbell();
+        }
+    }
+
+    /**
+     * Wakes the peer's I/O thread. A socket too full to take it already holds doorbells the peer
+     * has not read, and a doorbell says only "look at the rings".
+     */
+    private void doorbell() throws IOException {
+        channel.write(ByteBuffer.wrap(DOORBELL));
     }
 
     /** Takes the writer's part when nobody has it and there is something to write. Under outbox. */
@@ -348,18 +389,27 @@ public final class TcpLink implements LinkSelector.Handler {
         return n > out.capacity() - f.headerSize() || (payload.isDirect() && n >= DIRECT_PAYLOAD);
     }
 
+    /** Whether a writer waits for the socket (OP_WRITE) or, on shared memory, for the reader's doorbell. */
     private void interest(boolean write) {
         if (write != writeInterest && key.isValid()) {
             writeInterest = write;
-            key.interestOps(ops());
-            if (write && !selector.inThread()) {
-                selector.wakeup();
+            if (shared == null) {
+                key.interestOps(ops());
+                if (write && !selector.inThread()) {
+                    selector.wakeup();
+                }
             }
         }
     }
 
-    /** What the I/O thread waits for. Under outbox. */
+    /**
+     * What the I/O thread waits for. Under outbox. On shared memory always the socket's doorbells
+     * and end: a reader paused is one that does not arm its ring.
+     */
     private int ops() {
+        if (shared != null) {
+            return SelectionKey.OP_READ;
+        }
         return (readPaused ? 0 : SelectionKey.OP_READ) | (writeInterest ? SelectionKey.OP_WRITE : 0);
     }
 
@@ -375,7 +425,10 @@ public final class TcpLink implements LinkSelector.Handler {
         selector.paused(this);
     }
 
-    /** The I/O thread reads again: nobody polls, or nobody did for a while. */
+    /**
+     * The I/O thread reads again: nobody polls, or nobody did for a while. On shared memory the
+     * ring is armed now (the pollers left it unarmed), and what came meanwhile is read.
+     */
     public void resumeReading() {
         synchronized (outbox) {
             if (!readPaused) {
@@ -387,6 +440,10 @@ public final class TcpLink implements LinkSelector.Handler {
             }
         }
         selector.resumed(this);
+        LinkSharedMemory m = shared;
+        if (m != null && !closed && !m.in().armReader()) {
+            selector.execute(this::resume);
+        }
     }
 
     /** On the I/O thread's tick while paused: takes reading back once the pollers went quiet. */
@@ -423,6 +480,10 @@ public final class TcpLink implements LinkSelector.Handler {
         if (closed) {
             return; // ended: its socket closes on this thread's next turn; nothing more is parsed
         }
+        if (shared != null) {
+            doorbellRang();
+            return;
+        }
         if (selected.isWritable()) {
             boolean mine;
             synchronized (outbox) {
@@ -442,10 +503,71 @@ public final class TcpLink implements LinkSelector.Handler {
             pauseReading(); // what came is the poller's to read: it progresses this link
         } else if (reader.compareAndSet(false, true)) {
             try {
-                read();
+                readTurn();
             } finally {
                 reader.set(false);
             }
+        }
+    }
+
+    /**
+     * On shared memory, the socket is readable: the peer's doorbells, or its end. A writer waiting
+     * for room writes on; the ring is read, unless a poller reads it (then it stays unarmed, so
+     * that the peer rings no more); at the end, what the ring still holds is taken first.
+     */
+    private void doorbellRang() throws IOException {
+        boolean end = false;
+        for (int n = doorbells.capacity(); n == doorbells.capacity(); ) {
+            n = channel.read(doorbells.clear());
+            end = n < 0;
+        }
+        boolean mine;
+        synchronized (outbox) {
+            mine = startWriting();
+        }
+        if (mine) {
+            flush();
+        }
+        if (end) {
+            takeReader();
+            try {
+                while (!closed && !read()) {
+                    Thread.onSpinWait(); // the ring's last frames: the peer wrote them before it closed
+                }
+            } finally {
+                reader.set(false);
+            }
+            throw new EOFException();
+        }
+        if (polled()) {
+            pauseReading();
+        } else if (reader.compareAndSet(false, true)) {
+            try {
+                readTurn();
+            } finally {
+                reader.set(false);
+            }
+        } else {
+            selector.later(this::resume); // after the poller: the ring was not armed
+        }
+    }
+
+    /**
+     * On the I/O thread, holding {@link #reader}: reads a turn; on shared memory it then arms the
+     * ring, or comes back on its next turn when the ring still holds frames.
+     */
+    private void readTurn() throws IOException {
+        boolean drained = read();
+        LinkSharedMemory m = shared;
+        if (m != null && !closed && (!drained || !m.in().armReader())) {
+            selector.later(this::resume);
+        }
+    }
+
+    /** Waits for a poller's turn to end: it parses a turn's packets at most. */
+    private void takeReader() {
+        while (!reader.compareAndSet(false, true)) {
+            Thread.onSpinWait();
         }
     }
 
@@ -496,7 +618,7 @@ public final class TcpLink implements LinkSelector.Handler {
                 parse();
             }
             if (!closed) {
-                read();
+                readTurn();
             }
         } catch (IOException | RuntimeException e) {
             failed(e);
@@ -507,9 +629,10 @@ public final class TcpLink implements LinkSelector.Handler {
 
     /**
      * Reads and parses until the socket has nothing more (or for a few reads, so one busy link
-     * does not starve the others); the responses to all of it leave together at the end.
+     * does not starve the others); the responses to all of it leave together at the end. True
+     * when it found nothing more to read.
      */
-    private void read() throws IOException {
+    private boolean read() throws IOException {
         synchronized (outbox) {
             dispatching = Thread.currentThread();
         }
@@ -525,7 +648,7 @@ public final class TcpLink implements LinkSelector.Handler {
                 in.limit(in.capacity()).position(received);
                 int n;
                 try {
-                    n = channel.read(in);
+                    n = readIn();
                 } finally {
                     in.limit(in.position()).position(from);
                 }
@@ -533,13 +656,14 @@ public final class TcpLink implements LinkSelector.Handler {
                     throw new EOFException();
                 }
                 if (n == 0) {
-                    return;
+                    return true;
                 }
                 parse();
                 if (handedOver) {
-                    return;
+                    return false;
                 }
             }
+            return false;
         } finally {
             boolean mine;
             synchronized (outbox) {
@@ -552,12 +676,32 @@ public final class TcpLink implements LinkSelector.Handler {
         }
     }
 
+    /** From the socket or the ring; the writer waiting for room on the ring hears its doorbell. */
+    private int readIn() throws IOException {
+        LinkSharedMemory m = shared;
+        if (m == null) {
+            return channel.read(in);
+        }
+        int n = m.in().read(in);
+        if (n > 0 && m.in().wakeWriter()) {
+            doorbell();
+        }
+        return n;
+    }
+
     private void parse() throws IOException {
         if (handshake != null) {
             if (!handshake.accept(in, channel)) {
                 return;
             }
+            LinkSharedMemory.Offer offer = handshake.offer();
             handshake = null;
+            if (offer != null) {
+                // the peer sends nothing before the answer: every byte after it is the ring's or a doorbell
+                LinkSharedMemory m = links.sharesMemory() ? LinkSharedMemory.open(offer) : null;
+                LinkHandshake.answer(channel, m != null);
+                shared = m;
+            }
             links.authenticated(this);
             accountUse();
         }
@@ -726,8 +870,13 @@ public final class TcpLink implements LinkSelector.Handler {
         }
     }
 
+    /** Whether its frames go through shared memory. */
+    public boolean sharesMemory() {
+        return shared != null;
+    }
+
     @Override
     public String toString() {
-        return name;
+        return shared == null ? name : name + " (shared memory)";
     }
 }

@@ -42,6 +42,8 @@ public final class TcpLinks {
     private final long handshakeTimeoutMs;
     private final int maxPending;
     private final int maxLinksPerListener;
+    private final boolean sharedMemory;
+    private final int ringBytes;
     /** Loaded with the I/O threads, so that a fabric that stays in one JVM never reads the cookie. */
     private byte[] secret;
     /** Guards the selectors apart from connecting, which may wait for a slow peer while an I/O thread accepts. */
@@ -67,6 +69,8 @@ public final class TcpLinks {
         this.handshakeTimeoutMs = options.handshakeTimeoutMs();
         this.maxPending = options.maxPending();
         this.maxLinksPerListener = options.maxPerListener();
+        this.sharedMemory = options.sharedMemory();
+        this.ringBytes = options.ringBytes();
     }
 
     /** The I/O thread for a new channel, round robin. */
@@ -124,12 +128,16 @@ public final class TcpLinks {
         }
         LinkSelector selector = selector();
         SocketChannel channel = SocketChannel.open();
+        LinkSharedMemory.Offered offered = null;
         try {
             channel.socket().connect(to, timeoutMs);
             channel.socket().setSoTimeout(timeoutMs);
-            LinkHandshake.connect(channel, secret());
+            if (sharedMemory && to.getAddress() != null && LinkSharedMemory.onThisHost(to.getAddress())) {
+                offered = LinkSharedMemory.create(ringBytes);
+            }
+            boolean taken = LinkHandshake.connect(channel, secret(), offered == null ? null : offered.offer());
             channel.configureBlocking(false);
-            TcpLink link = new TcpLink(this, selector, channel, to, null);
+            TcpLink link = new TcpLink(this, selector, channel, to, null, taken ? offered.memory() : null);
             outgoing.put(to, link);
             LinkConnection first = link.open(endpoint);
             link.serve();
@@ -140,6 +148,10 @@ public final class TcpLinks {
         } catch (IOException | RuntimeException e) {
             channel.close();
             throw e;
+        } finally {
+            if (offered != null) {
+                offered.unlink();
+            }
         }
     }
 
@@ -156,7 +168,7 @@ public final class TcpLinks {
                 return;
             }
             channel.configureBlocking(false);
-            TcpLink link = new TcpLink(this, selector(), channel, null, from);
+            TcpLink link = new TcpLink(this, selector(), channel, null, from, null);
             pending.add(link);
             timer.schedule(() -> {
                 if (pending.contains(link)) {
@@ -180,6 +192,11 @@ public final class TcpLinks {
         if (link.remoteListener != null) {
             outgoing.remove(link.remoteListener, link);
         }
+    }
+
+    /** Whether a link to a process of this host may go through shared memory (offered, or taken). */
+    public boolean sharesMemory() {
+        return sharedMemory;
     }
 
     /** An accepted link whose peer proved it knows the cookie. */
@@ -245,6 +262,11 @@ public final class TcpLinks {
     /** Links open now, whichever side opened them. */
     public int count() {
         return live.size();
+    }
+
+    /** Of those, the links whose frames go through shared memory. */
+    public long sharingMemory() {
+        return live.stream().filter(TcpLink::sharesMemory).count();
     }
 
     /** Closes every link, then stops the I/O threads. */

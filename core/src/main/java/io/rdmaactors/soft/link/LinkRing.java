@@ -1,0 +1,136 @@
+package io.rdmaactors.soft.link;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * One direction of a shared-memory link: a byte ring in memory both processes map, with one
+ * writer and one reader at a time (the link's writer and reader), read and written as a socket
+ * is, so that the link's framing does not change. Positions only grow; the ring holds
+ * {@code head - tail} bytes. Neither side blocks on it: a reader that goes to sleep says so in
+ * {@link #armReader}, and the writer that finds it asleep rings the link's doorbell (a byte on
+ * its socket); a writer that finds the ring full says so in {@link #awaitRoom}, and the reader
+ * that frees room rings it back. Each flag is set before its side looks once more, and cleared
+ * by whoever rings, so no wake-up is lost and each sleep takes one doorbell at most.
+ */
+final class LinkRing {
+
+    /** The header: each counter on a cache line of its own, as the two processes write them. */
+    static final int HEADER = 256;
+    private static final int HEAD = 0;
+    private static final int TAIL = 64;
+    private static final int READER_ASLEEP = 128;
+    private static final int WRITER_WAITING = 192;
+    private static final VarHandle LONG = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
+
+    private final ByteBuffer header;
+    private final ByteBuffer data;
+    private final int capacity;
+    private final int mask;
+    /** The writer's position; only the writer's side uses it. */
+    private long head;
+    /** The reader's position; only the reader's side uses it. */
+    private long tail;
+
+    /** @param memory {@link #HEADER} bytes then the ring's, a power of two */
+    LinkRing(ByteBuffer memory) {
+        this.header = memory.slice(0, HEADER);
+        this.data = memory.slice(HEADER, memory.capacity() - HEADER);
+        this.capacity = data.capacity();
+        if (Integer.bitCount(capacity) != 1) {
+            throw new IllegalArgumentException("a ring of " + capacity + " bytes: a power of two is needed");
+        }
+        this.mask = capacity - 1;
+        this.head = (long) LONG.getVolatile(header, HEAD);
+        this.tail = (long) LONG.getVolatile(header, TAIL);
+    }
+
+    // ---------------------------------------------------------------- the writer's side
+
+    /** Copies what fits from the buffers, advancing their positions as a gathering write does; the bytes written. */
+    long write(ByteBuffer[] sources, int offset, int length) {
+        long room = capacity - (head - (long) LONG.getAcquire(header, TAIL));
+        long written = 0;
+        for (int i = offset; i < offset + length && room > 0; i++) {
+            ByteBuffer s = sources[i];
+            while (s.hasRemaining() && room > 0) {
+                int at = (int) (head & mask);
+                int n = (int) Math.min(Math.min(s.remaining(), room), capacity - at);
+                data.put(at, s, s.position(), n);
+                s.position(s.position() + n);
+                head += n;
+                room -= n;
+                written += n;
+            }
+        }
+        if (written > 0) {
+            LONG.setVolatile(header, HEAD, head); // volatile: ordered before the look at READER_ASLEEP
+        }
+        return written;
+    }
+
+    /** After a write: true when the reader slept and this caller must ring the doorbell. */
+    boolean wakeReader() {
+        return (long) LONG.getVolatile(header, READER_ASLEEP) == 1 && LONG.compareAndSet(header, READER_ASLEEP, 1L, 0L);
+    }
+
+    /**
+     * The ring is full: the writer waits for the reader's doorbell. False when it need not
+     * (room came meanwhile: write again).
+     */
+    boolean awaitRoom() {
+        LONG.setVolatile(header, WRITER_WAITING, 1L);
+        if (capacity - (head - (long) LONG.getVolatile(header, TAIL)) > 0) {
+            // a doorbell the reader may still ring is a spare wake-up, nothing worse
+            LONG.compareAndSet(header, WRITER_WAITING, 1L, 0L);
+            return false;
+        }
+        return true;
+    }
+
+    // ---------------------------------------------------------------- the reader's side
+
+    /** Copies what the ring holds into the buffer's remaining space; the bytes read. */
+    int read(ByteBuffer target) {
+        long available = (long) LONG.getAcquire(header, HEAD) - tail;
+        int n = (int) Math.min(available, target.remaining());
+        if (n == 0) {
+            return 0;
+        }
+        int at = (int) (tail & mask);
+        int first = Math.min(n, capacity - at);
+        target.put(target.position(), data, at, first);
+        if (first < n) {
+            target.put(target.position() + first, data, 0, n - first);
+        }
+        target.position(target.position() + n);
+        tail += n;
+        LONG.setVolatile(header, TAIL, tail); // volatile: ordered before the look at WRITER_WAITING
+        return n;
+    }
+
+    /** After a read: true when the writer waits for room and this caller must ring the doorbell. */
+    boolean wakeWriter() {
+        return (long) LONG.getVolatile(header, WRITER_WAITING) == 1
+                && LONG.compareAndSet(header, WRITER_WAITING, 1L, 0L);
+    }
+
+    /**
+     * The reader goes to sleep: the next write rings the doorbell. False when it must not (bytes
+     * came meanwhile: read again).
+     */
+    boolean armReader() {
+        LONG.setVolatile(header, READER_ASLEEP, 1L);
+        if ((long) LONG.getVolatile(header, HEAD) != tail) {
+            LONG.compareAndSet(header, READER_ASLEEP, 1L, 0L);
+            return false;
+        }
+        return true;
+    }
+
+    int capacity() {
+        return capacity;
+    }
+}
