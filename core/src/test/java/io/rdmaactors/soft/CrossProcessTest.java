@@ -30,15 +30,18 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Two real JVM processes on the soft fabric: send/recv, RDMA write and read with every byte
  * checked, then SIGKILL of the peer: DISCONNECTED within 5 s and every outstanding work request
- * flushed back to this side.
+ * flushed back to this side. Over each transport two processes of one host may use: shared
+ * memory (the default) and TCP.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class CrossProcessTest {
@@ -49,13 +52,14 @@ class CrossProcessTest {
     private static final int READS = 1_000;
     private static final int CHUNK = 64;
 
-    @Test
-    void twoProcessesExchangeDataAndSurviveAKill() throws Exception {
+    @ParameterizedTest(name = "transport = {0}")
+    @ValueSource(strings = {"auto", "tcp"})
+    void twoProcessesExchangeDataAndSurviveAKill(String transport) throws Exception {
         Process peer = new ProcessBuilder(List.of(
                 javaBinary(), "-cp", System.getProperty("java.class.path"),
                 "-Xmx256m", SoftPeerProcess.class.getName()))
                 .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        try (Fabric fabric = Fabric.open("soft")) {
+        try (Fabric fabric = Fabric.open("soft", Map.of("transport", transport))) {
             BufferedReader out = new BufferedReader(new InputStreamReader(peer.getInputStream(), StandardCharsets.UTF_8));
             String line = out.readLine();
             assertNotNull(line, "the peer process printed no port");
@@ -74,6 +78,8 @@ class CrossProcessTest {
             ByteBuffer mem = local.buffer();
             id.connect(ConnectionParameters.of(null));
             CmEvent.Established up = assertInstanceOf(CmEvent.Established.class, events.await(STEP));
+            assertEquals(transport.equals("tcp") ? 0 : 1, ((SoftFabric) fabric).links.sharingMemory(),
+                    "links through shared memory");
             ByteBuffer exported = ByteBuffer.wrap(up.privateData());
             long remoteAddress = exported.getLong();
             int rkey = exported.getInt();
