@@ -22,6 +22,8 @@ class SoftOptionsTest {
         assertTrue(o.asyncWire());
         assertEquals(2, o.links().ioThreads());
         assertEquals(null, o.links().cookie());
+        assertTrue(o.links().sharedMemory(), "between processes of one host");
+        assertEquals(1 << 20, o.links().ringBytes());
     }
 
     @Test
@@ -34,12 +36,21 @@ class SoftOptionsTest {
         assertEquals(4, o.links().ioThreads());
         assertEquals("off", o.links().cookie());
         assertEquals(7, o.links().maxPerListener());
+        assertFalse(o.links().sharedMemory(), "tcp: never through shared memory");
+    }
+
+    @Test
+    void sharedMemoryForcesLinksThroughItInOneJvmToo() {
+        SoftOptions o = SoftOptions.from(Map.of("transport", "shm", "links.shm.bytes", "65536"));
+        assertFalse(o.localTransport());
+        assertTrue(o.links().sharedMemory());
+        assertEquals(65536, o.links().ringBytes());
     }
 
     @Test
     void aBadValueFailsTheOpenNamingItsKey() {
         for (Map.Entry<String, String> bad : Map.of("devices", "0", "io.threads", "two", "wire", "fast",
-                "transport", "udp", "cm.timeout.ms", "-1").entrySet()) {
+                "transport", "udp", "cm.timeout.ms", "-1", "links.shm.bytes", "3000").entrySet()) {
             InvalidRequestException e = assertThrows(InvalidRequestException.class,
                     () -> Fabric.open("soft", Map.of(bad.getKey(), bad.getValue())));
             assertTrue(e.getMessage().contains("soft fabric option " + bad.getKey() + " = " + bad.getValue()

@@ -24,8 +24,9 @@ import org.slf4j.LoggerFactory;
  * peer's liveness (its end is the process's). The connecting side creates the file under a name
  * nobody can guess and offers it in the cookie handshake ({@link LinkHandshake}); the accepting
  * side maps it and deletes it at once, so that the memory goes with the two processes. A process
- * killed in the moment between leaves a file behind, which the next process to create one
- * deletes, since its name carries the pid of its creator.
+ * killed in the moment between leaves a file behind, which the next link to be created deletes
+ * (links are made once per pair of processes, so the look costs little), since its name carries
+ * the pid of its creator.
  */
 public final class LinkSharedMemory {
 
@@ -33,8 +34,6 @@ public final class LinkSharedMemory {
     private static final String PREFIX = "rdma-actors-link-";
     private static final Pattern NAME = Pattern.compile(Pattern.quote(PREFIX) + "(\\d{1,18})-[0-9a-f]{32}");
     private static final SecureRandom RANDOM = new SecureRandom();
-    /** Once per process: the files of processes that died in their handshake. */
-    private static volatile boolean swept;
 
     /** What the connecting side writes to: the accepting side's ring to read. */
     final LinkRing toAcceptor;
@@ -156,10 +155,6 @@ public final class LinkSharedMemory {
 
     /** Deletes the files whose creator is no longer running. */
     private static void sweep() {
-        if (swept) {
-            return;
-        }
-        swept = true;
         try (DirectoryStream<Path> files = Files.newDirectoryStream(directory(), PREFIX + "*")) {
             for (Path f : files) {
                 Matcher m = NAME.matcher(f.getFileName().toString());

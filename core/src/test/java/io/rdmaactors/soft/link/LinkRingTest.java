@@ -1,0 +1,151 @@
+package io.rdmaactors.soft.link;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HexFormat;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The shared-memory ring and its file: bytes across the wrap in order, a full ring that makes its
+ * writer wait for a doorbell, a reader that sleeps only on an empty ring, and files that do not
+ * outlive the handshake or a process that died in it.
+ */
+class LinkRingTest {
+
+    private static final int CAPACITY = 4096;
+
+    private static LinkRing ring(ByteBuffer memory) {
+        return new LinkRing(memory);
+    }
+
+    private static ByteBuffer memory() {
+        return ByteBuffer.allocateDirect(LinkRing.HEADER + CAPACITY);
+    }
+
+    private static byte[] bytes(int n, long seed) {
+        byte[] b = new byte[n];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    @Test
+    void bytesCrossTheWrapInOrderAndAFullRingTakesNoMore() {
+        ByteBuffer shared = memory();
+        LinkRing writer = ring(shared);
+        LinkRing reader = ring(shared);
+        ByteBuffer target = ByteBuffer.allocate(CAPACITY);
+        for (int round = 0; round < 5; round++) {
+            // 3000 bytes a round: every round but the first wraps at a different place
+            byte[] first = bytes(1000, round);
+            byte[] second = bytes(2000, -round);
+            ByteBuffer[] gather = {ByteBuffer.wrap(first), ByteBuffer.wrap(second)};
+            assertEquals(3000, writer.write(gather, 0, 2));
+            assertFalse(gather[0].hasRemaining() || gather[1].hasRemaining(), "positions advance as a socket's write");
+            target.clear();
+            assertEquals(3000, reader.read(target));
+            byte[] got = new byte[3000];
+            target.flip().get(got);
+            byte[] expected = new byte[3000];
+            System.arraycopy(first, 0, expected, 0, 1000);
+            System.arraycopy(second, 0, expected, 1000, 2000);
+            assertArrayEquals(expected, got, "round " + round);
+        }
+        ByteBuffer tooMuch = ByteBuffer.wrap(bytes(CAPACITY + 100, 7));
+        assertEquals(CAPACITY, writer.write(new ByteBuffer[] {tooMuch}, 0, 1), "a full ring");
+        assertEquals(100, tooMuch.remaining());
+        assertEquals(0, writer.write(new ByteBuffer[] {tooMuch}, 0, 1), "takes nothing more");
+        ByteBuffer small = ByteBuffer.allocate(10);
+        assertEquals(10, reader.read(small), "a read takes what its buffer has room for");
+    }
+
+    @Test
+    void aWriterWaitingForRoomIsWokenOnceByTheReadThatFreesIt() {
+        ByteBuffer shared = memory();
+        LinkRing writer = ring(shared);
+        LinkRing reader = ring(shared);
+        writer.write(new ByteBuffer[] {ByteBuffer.wrap(new byte[CAPACITY])}, 0, 1);
+        assertTrue(writer.awaitRoom(), "full: the writer waits for the reader's doorbell");
+        assertEquals(1, reader.read(ByteBuffer.allocate(1)));
+        assertTrue(reader.wakeWriter(), "the read that freed room rings");
+        assertFalse(reader.wakeWriter(), "once");
+        assertFalse(writer.awaitRoom(), "with room the writer does not wait");
+        assertFalse(reader.wakeWriter(), "and hears no doorbell");
+    }
+
+    @Test
+    void aReaderSleepsOnlyOnAnEmptyRingAndTheNextWriteWakesItOnce() {
+        ByteBuffer shared = memory();
+        LinkRing writer = ring(shared);
+        LinkRing reader = ring(shared);
+        assertTrue(reader.armReader(), "empty: the reader sleeps");
+        assertEquals(1, writer.write(new ByteBuffer[] {ByteBuffer.wrap(new byte[1])}, 0, 1));
+        assertTrue(writer.wakeReader(), "the first write rings");
+        assertEquals(1, writer.write(new ByteBuffer[] {ByteBuffer.wrap(new byte[1])}, 0, 1));
+        assertFalse(writer.wakeReader(), "the next does not: one doorbell a sleep");
+        assertFalse(reader.armReader(), "bytes wait: the reader must not sleep");
+        assertFalse(writer.wakeReader(), "and a writer need not ring");
+        assertEquals(2, reader.read(ByteBuffer.allocate(8)));
+        assertTrue(reader.armReader());
+    }
+
+    @Test
+    void theFileIsGoneOnceBothSidesMappedIt() {
+        LinkSharedMemory.Offered offered = LinkSharedMemory.create(CAPACITY);
+        assertNotNull(offered, "this host has a place for shared memory");
+        assertTrue(Files.exists(offered.file()));
+        LinkSharedMemory accepted = LinkSharedMemory.open(offered.offer());
+        assertNotNull(accepted);
+        assertFalse(Files.exists(offered.file()), "deleted by the side that mapped it last");
+
+        ByteBuffer message = ByteBuffer.wrap(bytes(100, 3));
+        offered.memory().out().write(new ByteBuffer[] {message}, 0, 1);
+        assertTrue(offered.memory().out().wakeReader(), "a new ring's reader is asleep: the first frame rings");
+        ByteBuffer got = ByteBuffer.allocate(100);
+        assertEquals(100, accepted.in().read(got));
+        assertArrayEquals(bytes(100, 3), got.array(), "what one side wrote the other read");
+        assertNull(LinkSharedMemory.open(offered.offer()), "an offer is taken once");
+    }
+
+    @Test
+    void anOfferNamingAnotherSizeOrNoFileIsRefused() {
+        LinkSharedMemory.Offered offered = LinkSharedMemory.create(CAPACITY);
+        assertNotNull(offered);
+        LinkSharedMemory.Offer offer = offered.offer();
+        assertNull(LinkSharedMemory.open(new LinkSharedMemory.Offer(offer.pid(), offer.id(), 2 * CAPACITY)),
+                "the file is not what the offer says");
+        assertNull(LinkSharedMemory.open(new LinkSharedMemory.Offer(offer.pid(), offer.id(), 3000)), "not a power of two");
+        assertNull(LinkSharedMemory.open(new LinkSharedMemory.Offer(offer.pid(), new byte[16], CAPACITY)), "no such file");
+        offered.unlink();
+        assertFalse(Files.exists(offered.file()));
+    }
+
+    @Test
+    void theFileOfAProcessThatDiedInItsHandshakeIsDeletedByTheNext() throws Exception {
+        Process gone = new ProcessBuilder("true").start();
+        assertTrue(gone.waitFor(10, TimeUnit.SECONDS));
+        LinkSharedMemory.Offered offered = LinkSharedMemory.create(CAPACITY);
+        assertNotNull(offered);
+        Path stale = offered.file().resolveSibling("rdma-actors-link-" + gone.pid() + "-"
+                + HexFormat.of().formatHex(new byte[16]));
+        Files.write(stale, new byte[1]);
+        offered.unlink();
+        try {
+            LinkSharedMemory.Offered next = LinkSharedMemory.create(CAPACITY);
+            assertNotNull(next);
+            next.unlink();
+            assertFalse(Files.exists(stale), "its creator is no longer running");
+        } finally {
+            Files.deleteIfExists(stale);
+        }
+    }
+}
