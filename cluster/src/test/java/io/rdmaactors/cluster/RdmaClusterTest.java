@@ -1,0 +1,201 @@
+package io.rdmaactors.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.rdmaactors.actors.Rdma;
+import io.rdmaactors.actors.RdmaProtocol;
+import io.rdmaactors.cluster.RdmaClusterProtocol.PeerConnected;
+import io.rdmaactors.cluster.RdmaClusterProtocol.PeerDisconnected;
+import io.rdmaactors.cluster.RdmaClusterProtocol.PeerEvent;
+import io.rdmaactors.cluster.RdmaClusterProtocol.PeerReceived;
+import io.rdmaactors.verbs.Fabric;
+import io.rdmaactors.verbs.ResourceKind;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.Address;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.cluster.MemberStatus;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.cluster.typed.Down;
+import org.apache.pekko.cluster.typed.Join;
+import org.apache.pekko.cluster.typed.Leave;
+import org.apache.pekko.util.ByteString;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Members of one cluster, each an actor system of this JVM (Artery on 127.0.0.1, the soft
+ * fabric): every pair gets one RDMA connection as they come Up, and loses it when a member leaves,
+ * is downed, or comes back on the same address as a new incarnation.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class RdmaClusterTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    private final List<ActorTestKit> members = new ArrayList<>();
+
+    private static Config config(int port) {
+        return ConfigFactory.parseString("""
+                pekko.actor.provider = cluster
+                pekko.remote.artery.canonical.hostname = 127.0.0.1
+                pekko.remote.artery.canonical.port = %d
+                pekko.cluster.jmx.enabled = off
+                pekko.loglevel = WARNING
+                """.formatted(port)).withFallback(ConfigFactory.load());
+    }
+
+    /** A member: its system, the probe subscribed to its peer events, its address. */
+    private record Member(ActorTestKit kit, TestProbe<PeerEvent> events, Address address) {
+    }
+
+    private Member start(int port, Address seed) {
+        ActorTestKit kit = ActorTestKit.create("members", config(port));
+        members.add(kit);
+        Cluster cluster = Cluster.get(kit.system());
+        cluster.manager().tell(Join.create(seed == null ? cluster.selfMember().address() : seed));
+        TestProbe<PeerEvent> events = kit.createTestProbe();
+        RdmaCluster.get(kit.system()).subscribe(events.getRef());
+        return new Member(kit, events, cluster.selfMember().address());
+    }
+
+    @AfterEach
+    void stop() {
+        for (ActorTestKit kit : members) {
+            kit.shutdownTestKit();
+        }
+    }
+
+    /** Waits for a PeerConnected from each member named; other events are skipped. */
+    private static void awaitConnected(Member at, Address... others) {
+        Set<Address> expected = new HashSet<>(List.of(others));
+        Set<Address> connected = new HashSet<>();
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!connected.equals(expected) && System.nanoTime() < deadline) {
+            PeerEvent e = at.events.receiveMessage(WAIT);
+            if (e instanceof PeerConnected c) {
+                connected.add(c.member());
+            }
+        }
+        assertEquals(expected, connected, at.address + " connected to");
+    }
+
+    private static PeerDisconnected awaitDisconnected(Member at, Address from) {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (System.nanoTime() < deadline) {
+            PeerEvent e = at.events.receiveMessage(WAIT);
+            if (e instanceof PeerDisconnected d && d.member().equals(from)) {
+                return d;
+            }
+        }
+        throw new AssertionError(at.address + " never lost its connection to " + from);
+    }
+
+    private static PeerReceived awaitReceived(Member at) {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (at.events.receiveMessage(WAIT) instanceof PeerReceived r) {
+                return r;
+            }
+        }
+        throw new AssertionError(at.address + " received nothing");
+    }
+
+    /** The QPs this member's fabric holds: one per connection. */
+    private static long queuePairs(Member m) throws Exception {
+        Fabric fabric = AskPattern.<RdmaProtocol.ManagerCommand, Fabric>ask(Rdma.get(m.kit.system()).manager(),
+                RdmaProtocol.GetFabric::new, WAIT, m.kit.scheduler()).toCompletableFuture().get(30, TimeUnit.SECONDS);
+        return fabric.ledger().live(ResourceKind.QUEUE_PAIR);
+    }
+
+    private static void awaitQueuePairs(Member m, long expected) throws Exception {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (queuePairs(m) != expected && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertEquals(expected, queuePairs(m), m.address + "'s QPs");
+    }
+
+    private List<Member> threeMembers() {
+        Member a = start(0, null);
+        Member b = start(0, a.address);
+        Member c = start(0, a.address);
+        awaitConnected(a, b.address, c.address);
+        awaitConnected(b, a.address, c.address);
+        awaitConnected(c, a.address, b.address);
+        return List.of(a, b, c);
+    }
+
+    @Test
+    void everyPairOfMembersGetsOneConnectionAndSendsOverIt() throws Exception {
+        List<Member> m = threeMembers();
+        Member a = m.get(0);
+        Member b = m.get(1);
+        Member c = m.get(2);
+        for (Member each : m) {
+            awaitQueuePairs(each, 2);
+        }
+        RdmaCluster.get(a.kit.system()).sendTo(b.address, ByteString.fromString("from a"));
+        PeerReceived got = awaitReceived(b);
+        assertEquals(a.address, got.member());
+        assertEquals("from a", got.data().utf8String());
+        RdmaCluster.get(c.kit.system()).sendTo(a.address, ByteString.fromString("from c"));
+        assertEquals("from c", awaitReceived(a).data().utf8String());
+
+        RdmaCluster.get(a.kit.system()).sendTo(new Address("pekko", "members", "127.0.0.1", 1),
+                ByteString.fromString("to nobody"));
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        PeerEvent e;
+        do {
+            e = a.events.receiveMessage(WAIT);
+        } while (!(e instanceof RdmaClusterProtocol.SendFailed) && System.nanoTime() < deadline);
+        assertInstanceOf(RdmaClusterProtocol.SendFailed.class, e, "a member without a connection");
+    }
+
+    @Test
+    void aMemberThatLeavesLosesItsConnectionsAndFreesThem() throws Exception {
+        List<Member> m = threeMembers();
+        Member a = m.get(0);
+        Member b = m.get(1);
+        Member c = m.get(2);
+        Cluster.get(c.kit.system()).manager().tell(Leave.create(c.address));
+        awaitDisconnected(a, c.address);
+        awaitDisconnected(b, c.address);
+        awaitQueuePairs(a, 1);
+        awaitQueuePairs(b, 1);
+        RdmaCluster.get(a.kit.system()).sendTo(b.address, ByteString.fromString("still"));
+        assertEquals("still", awaitReceived(b).data().utf8String(), "the others' connection stays");
+    }
+
+    @Test
+    void aDownedMemberIsDisconnectedAndARestartOnItsAddressConnectsAgain() throws Exception {
+        List<Member> m = threeMembers();
+        Member a = m.get(0);
+        Member b = m.get(1);
+        Member c = m.get(2);
+        int port = c.address.getPort().get();
+        Cluster.get(a.kit.system()).manager().tell(new Down(c.address));
+        awaitDisconnected(a, c.address);
+        awaitDisconnected(b, c.address);
+        c.kit.system().getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        awaitQueuePairs(a, 1);
+
+        Member again = start(port, a.address);
+        assertEquals(c.address, again.address, "the same address, a new incarnation");
+        awaitConnected(a, again.address);
+        awaitConnected(b, again.address);
+        awaitConnected(again, a.address, b.address);
+        RdmaCluster.get(again.kit.system()).sendTo(a.address, ByteString.fromString("back"));
+        assertEquals("back", awaitReceived(a).data().utf8String());
+        assertEquals(MemberStatus.up(), Cluster.get(again.kit.system()).selfMember().status());
+    }
+}
