@@ -2,6 +2,7 @@ package io.rdmaactors.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
@@ -110,11 +111,14 @@ class RdmaClusterTest {
         throw new AssertionError(at.address + " received nothing");
     }
 
+    private static Fabric fabric(Member m) throws Exception {
+        return AskPattern.<RdmaProtocol.ManagerCommand, Fabric>ask(Rdma.get(m.kit.system()).manager(),
+                RdmaProtocol.GetFabric::new, WAIT, m.kit.scheduler()).toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+
     /** The QPs this member's fabric holds: one per connection. */
     private static long queuePairs(Member m) throws Exception {
-        Fabric fabric = AskPattern.<RdmaProtocol.ManagerCommand, Fabric>ask(Rdma.get(m.kit.system()).manager(),
-                RdmaProtocol.GetFabric::new, WAIT, m.kit.scheduler()).toCompletableFuture().get(30, TimeUnit.SECONDS);
-        return fabric.ledger().live(ResourceKind.QUEUE_PAIR);
+        return fabric(m).ledger().live(ResourceKind.QUEUE_PAIR);
     }
 
     private static void awaitQueuePairs(Member m, long expected) throws Exception {
@@ -197,5 +201,30 @@ class RdmaClusterTest {
         RdmaCluster.get(again.kit.system()).sendTo(a.address, ByteString.fromString("back"));
         assertEquals("back", awaitReceived(a).data().utf8String());
         assertEquals(MemberStatus.up(), Cluster.get(again.kit.system()).selfMember().status());
+    }
+
+    /**
+     * A partition of the RDMA side only: the cluster still sees the member Up and reachable, so
+     * the connection that failed is dialed again until the port is back, then carries again.
+     */
+    @Test
+    void aConnectionCutOnTheRdmaSideComesBackWhileTheClusterStillSeesTheMember() throws Exception {
+        List<Member> m = threeMembers();
+        Member a = m.get(0);
+        Member c = m.get(2);
+        Fabric cut = fabric(c);
+        // 127.0.0.1 is port 1 of soft0
+        cut.faults().orElseThrow().cutPort(cut.devices().get(0), 1);
+        RdmaCluster.get(a.kit.system()).sendTo(c.address, ByteString.fromString("lost"));
+        awaitDisconnected(a, c.address);
+        assertTrue(Cluster.get(a.kit.system()).state().getUnreachable().isEmpty(), "the cluster sees every member");
+        cut.faults().orElseThrow().restorePort(cut.devices().get(0), 1);
+        awaitConnected(a, c.address);
+        RdmaCluster.get(a.kit.system()).sendTo(c.address, ByteString.fromString("after"));
+        PeerReceived got;
+        do {
+            got = awaitReceived(c);
+        } while (!got.data().utf8String().equals("after"));
+        assertEquals(a.address, got.member());
     }
 }

@@ -11,7 +11,7 @@ import picocli.CommandLine.ParseResult;
         description = "Classic RDMA programs on rdma-actors; the soft fabric is the default, --fabric jna the real stack.",
         subcommands = {PingPong.class, Rping.class, Devices.class, ActorPingPong.class, Blast.class, RdmaReadWrite.class,
                 Atomics.class, Multicast.class, SrqServer.class, PathMigration.class, SupervisedServer.class,
-                StreamEcho.class})
+                StreamEcho.class, ClusterPing.class})
 public final class Main implements Runnable {
 
     // no -V: in rdma-core's programs it means verify

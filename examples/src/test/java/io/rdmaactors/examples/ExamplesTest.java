@@ -51,7 +51,8 @@ class ExamplesTest {
                 Arguments.of((Object) new String[] {"srq-server", "--messages", "10"}),
                 Arguments.of((Object) new String[] {"apm", "--count", "40"}),
                 Arguments.of((Object) new String[] {"supervised-server", "--clients", "9", "--seconds", "3"}),
-                Arguments.of((Object) new String[] {"stream-echo", "--count", "2000", "--size", "1000"}));
+                Arguments.of((Object) new String[] {"stream-echo", "--count", "2000", "--size", "1000"}),
+                Arguments.of((Object) new String[] {"cluster-ping", "--members", "3", "--count", "200"}));
     }
 
     @ParameterizedTest
@@ -98,6 +99,7 @@ class ExamplesTest {
                 Arguments.of((Object) new String[] {"apm", "--count", "1"}),
                 Arguments.of((Object) new String[] {"supervised-server", "--seconds", "0"}),
                 Arguments.of((Object) new String[] {"stream-echo", "--count", "0"}),
+                Arguments.of((Object) new String[] {"cluster-ping", "--members", "1"}),
                 Arguments.of((Object) new String[] {"rdma", "-s", "-c"}),
                 Arguments.of((Object) new String[] {"rdma", "-c", "-p", "-1"}),
                 Arguments.of((Object) new String[] {"atomics", "-c", "-C", "-3"}),
