@@ -5,7 +5,6 @@ import io.rdmaactors.actors.RdmaProtocol;
 import io.rdmaactors.cluster.RdmaClusterProtocol.PeerConnected;
 import io.rdmaactors.cluster.RdmaClusterProtocol.PeerDisconnected;
 import io.rdmaactors.cluster.RdmaClusterProtocol.PeerEvent;
-import io.rdmaactors.cluster.RdmaClusterProtocol.PeerReceived;
 import io.rdmaactors.cluster.RdmaClusterProtocol.SendFailed;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -111,11 +110,11 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
                     subscribers.add(s.subscriber());
                     getContext().watchWith(s.subscriber(), new RdmaClusterProtocol.Unsubscribe(s.subscriber()));
                     connections.forEach((member, c) -> s.subscriber().tell(new PeerConnected(member, c)));
-                    return this;
+                    return tellPeersSubscribers();
                 })
                 .onMessage(RdmaClusterProtocol.Unsubscribe.class, u -> {
                     subscribers.remove(u.subscriber());
-                    return this;
+                    return tellPeersSubscribers();
                 })
                 .onMessage(RdmaClusterProtocol.SendTo.class, this::sendTo)
                 .onMessage(Bound.class, b -> onListener(b.event()))
@@ -125,7 +124,6 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
                 .onMessage(Redial.class, r -> reconcile())
                 .onMessage(PeerConnection.Up.class, this::onUp)
                 .onMessage(PeerConnection.Down.class, this::onDown)
-                .onMessage(PeerConnection.Arrived.class, a -> publish(new PeerReceived(a.member(), a.data(), a.immediate())))
                 .onMessage(PeerConnection.Failed.class, f -> publish(new SendFailed(f.member(), f.reason())))
                 .onSignal(PostStop.class, s -> {
                     if (listener != null) {
@@ -181,8 +179,7 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
                 publish(new PeerDisconnected(member, "replaced by a new connection from the member"));
             }
         }
-        ActorRef<Object> peer = getContext().spawnAnonymous(PeerConnection.accepting(getContext().getSelf(), member));
-        peers.put(member, peer);
+        ActorRef<Object> peer = spawnPeer(PeerConnection.accepting(getContext().getSelf(), member), member);
         r.connection().tell(RdmaProtocol.Accept.with(peer.narrow()));
     }
 
@@ -249,8 +246,8 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
                     || self.compareTo(m.uniqueAddress()) > 0) {
                 continue;
             }
-            peers.put(member, getContext().spawnAnonymous(PeerConnection.dialing(getContext().getSelf(), member, to,
-                    selfInPrivateData, settings.connectTimeout())));
+            spawnPeer(PeerConnection.dialing(getContext().getSelf(), member, to, selfInPrivateData,
+                    settings.connectTimeout()), member);
         }
         return this;
     }
@@ -276,6 +273,22 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
         // a member still Up and reachable is dialed again, after a pause
         timers.startSingleTimer(new Redial(), settings.redialAfter());
         return this;
+    }
+
+    /** The peers deliver what arrives to the subscribers themselves. */
+    private Behavior<RdmaClusterProtocol.Command> tellPeersSubscribers() {
+        PeerConnection.Subscribers now = new PeerConnection.Subscribers(Set.copyOf(subscribers));
+        for (ActorRef<Object> peer : peers.values()) {
+            peer.tell(now);
+        }
+        return this;
+    }
+
+    private ActorRef<Object> spawnPeer(Behavior<Object> behavior, Address member) {
+        ActorRef<Object> peer = getContext().spawnAnonymous(behavior);
+        peer.tell(new PeerConnection.Subscribers(Set.copyOf(subscribers)));
+        peers.put(member, peer);
+        return peer;
     }
 
     private Behavior<RdmaClusterProtocol.Command> publish(PeerEvent event) {

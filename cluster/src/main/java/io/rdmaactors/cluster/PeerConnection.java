@@ -4,6 +4,7 @@ import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Set;
 import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
@@ -11,12 +12,12 @@ import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
-import org.apache.pekko.util.ByteString;
 
 /**
  * The handler of one member's connection, a child of the {@link ClusterEndpoint}: it tells the
- * endpoint when the connection is up, what arrives on it and how it ended, and ends it when the
- * endpoint says the member is gone. It stops with the connection.
+ * endpoint when the connection is up and how it ended, and ends it when the endpoint says the
+ * member is gone. What arrives goes straight to the subscribers, whom the endpoint keeps it told
+ * of, so a message takes no hop through the endpoint. It stops with the connection.
  */
 final class PeerConnection extends AbstractBehavior<Object> {
 
@@ -34,7 +35,8 @@ final class PeerConnection extends AbstractBehavior<Object> {
             implements RdmaClusterProtocol.EndpointMessage {
     }
 
-    record Arrived(Address member, ByteString data, Integer immediate) implements RdmaClusterProtocol.EndpointMessage {
+    /** Who hears what arrives, from now on. */
+    record Subscribers(Set<ActorRef<RdmaClusterProtocol.PeerEvent>> now) {
     }
 
     record Failed(Address member, String reason) implements RdmaClusterProtocol.EndpointMessage {
@@ -43,6 +45,7 @@ final class PeerConnection extends AbstractBehavior<Object> {
     private final ActorRef<RdmaClusterProtocol.Command> endpoint;
     private final Address member;
     private ActorRef<RdmaProtocol.ConnectionCommand> connection;
+    private Set<ActorRef<RdmaClusterProtocol.PeerEvent>> subscribers = Set.of();
 
     /** Dials the member's RDMA address, saying in the private data which member dials. */
     static Behavior<Object> dialing(ActorRef<RdmaClusterProtocol.Command> endpoint, Address member,
@@ -74,7 +77,15 @@ final class PeerConnection extends AbstractBehavior<Object> {
                     return this;
                 })
                 .onMessage(RdmaProtocol.Received.class, r -> {
-                    endpoint.tell(new Arrived(member, r.data(), r.immediate()));
+                    RdmaClusterProtocol.PeerReceived received = new RdmaClusterProtocol.PeerReceived(member, r.data(),
+                            r.immediate());
+                    for (ActorRef<RdmaClusterProtocol.PeerEvent> s : subscribers) {
+                        s.tell(received);
+                    }
+                    return this;
+                })
+                .onMessage(Subscribers.class, s -> {
+                    subscribers = s.now();
                     return this;
                 })
                 .onMessage(RdmaProtocol.CommandFailed.class, f -> {
