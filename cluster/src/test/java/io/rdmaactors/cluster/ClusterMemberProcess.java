@@ -1,0 +1,62 @@
+package io.rdmaactors.cluster;
+
+import com.typesafe.config.ConfigFactory;
+import io.rdmaactors.cluster.RdmaClusterProtocol.PeerConnected;
+import io.rdmaactors.cluster.RdmaClusterProtocol.PeerEvent;
+import io.rdmaactors.cluster.RdmaClusterProtocol.PeerReceived;
+import org.apache.pekko.actor.AddressFromURIString;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.cluster.typed.Join;
+import org.apache.pekko.util.ByteString;
+
+/**
+ * A cluster member in a JVM of its own, for {@link ThreeProcessesTest}: it joins the seed given,
+ * says hello over RDMA to every member it connects to, and relays: told "relay ADDRESS" it sends
+ * "via" to that member, and told "via" by a member it reports "got via from MEMBER" to whoever
+ * asked first. Runs until killed.
+ */
+public final class ClusterMemberProcess {
+
+    private ClusterMemberProcess() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        ActorSystem<PeerEvent> system = ActorSystem.create(Behaviors.setup(ctx -> {
+            RdmaCluster rdma = RdmaCluster.get(ctx.getSystem());
+            rdma.subscribe(ctx.getSelf());
+            String self = Cluster.get(ctx.getSystem()).selfMember().address().toString();
+            org.apache.pekko.actor.Address[] asker = new org.apache.pekko.actor.Address[1];
+            return Behaviors.receive(PeerEvent.class)
+                    .onMessage(PeerConnected.class, c -> {
+                        rdma.sendTo(c.member(), ByteString.fromString("hello from " + self));
+                        return Behaviors.same();
+                    })
+                    .onMessage(PeerReceived.class, r -> {
+                        String text = r.data().utf8String();
+                        if (text.startsWith("relay ")) {
+                            asker[0] = r.member();
+                            rdma.sendTo(AddressFromURIString.parse(text.substring(6)), ByteString.fromString("via"));
+                        } else if (text.equals("via") && asker[0] == null) {
+                            // the relay's target answers the parent, which is the seed
+                            rdma.sendTo(AddressFromURIString.parse(args[0]), ByteString.fromString("got via from "
+                                    + r.member()));
+                        }
+                        return Behaviors.same();
+                    })
+                    .onMessage(PeerEvent.class, e -> Behaviors.same())
+                    .build();
+        }), "members", ConfigFactory.parseString("""
+                pekko.actor.provider = cluster
+                pekko.remote.artery.canonical.hostname = 127.0.0.1
+                pekko.remote.artery.canonical.port = 0
+                pekko.cluster.jmx.enabled = off
+                pekko.loglevel = WARNING
+                """).withFallback(ConfigFactory.load()));
+        Cluster.get(system).manager().tell(Join.create(AddressFromURIString.parse(args[0])));
+        System.out.println("MEMBER " + Cluster.get(system).selfMember().address());
+        System.out.flush();
+        system.getWhenTerminated().toCompletableFuture().join();
+    }
+}
