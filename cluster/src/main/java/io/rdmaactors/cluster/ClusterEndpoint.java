@@ -15,6 +15,7 @@ import java.util.Set;
 import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.AddressFromURIString;
 import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorRefResolver;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
@@ -23,34 +24,26 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
-import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 import org.apache.pekko.cluster.ClusterEvent;
 import org.apache.pekko.cluster.Member;
 import org.apache.pekko.cluster.UniqueAddress;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.Subscribe;
+import org.apache.pekko.util.ByteString;
 
 /**
  * A member's RDMA endpoint: it listens on the member's RDMA address, says that address through
- * the Receptionist (in the name of a registered beacon actor, so no serializer is needed), and
- * keeps one connection to every other member that is Up and reachable. Of each pair, the member
- * with the lower unique address dials; the other accepts, learning who dials from the private
- * data. Membership events are the authority: a member unreachable loses its connection at once
- * (Abort), a member removed after what is queued (Close), and one reachable again is dialed again.
+ * its {@link Beacon} (registered with the Receptionist under {@link RdmaCluster#ENDPOINTS} too),
+ * and keeps one connection to every other member that is Up and reachable. It asks each member
+ * Up for its RDMA address at its beacon's known path, until the incarnation Up now answers. Of
+ * each pair, the member with the lower unique address dials; the other accepts, learning who
+ * dials from the private data. Membership events are the authority: a member unreachable loses
+ * its connection at once (Abort), a member removed after what is queued (Close), and one
+ * reachable again is dialed again.
  */
 final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command> {
 
-    /** The beacon's service: its actor's name carries the member's RDMA address. */
-    interface Beacon {
-    }
-
-    static final ServiceKey<Beacon> BEACONS = ServiceKey.create(Beacon.class, "rdma-actors-cluster-endpoint");
-    private static final String BEACON_PREFIX = "rdma-endpoint@";
-
     private record Bound(RdmaProtocol.ListenerEvent event) implements RdmaClusterProtocol.EndpointMessage {
-    }
-
-    private record Listed(Receptionist.Listing listing) implements RdmaClusterProtocol.EndpointMessage {
     }
 
     private record MembershipChanged(ClusterEvent.MemberEvent event) implements RdmaClusterProtocol.EndpointMessage {
@@ -63,6 +56,10 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
     private record Redial() implements RdmaClusterProtocol.EndpointMessage {
     }
 
+    /** Asks again the members Up whose RDMA address is not known yet. */
+    private record AskAgain() implements RdmaClusterProtocol.EndpointMessage {
+    }
+
     private final RdmaCluster.Settings settings;
     private final TimerScheduler<RdmaClusterProtocol.Command> timers;
     private final UniqueAddress self;
@@ -71,8 +68,9 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
     /** Members Up, not yet leaving. */
     private final Map<Address, Member> up = new HashMap<>();
     private final Set<Address> unreachable = new HashSet<>();
-    /** Each member's RDMA address, as its beacon says. */
+    /** Each member's RDMA address, as the beacon of its incarnation Up now says. */
     private final Map<Address, InetSocketAddress> endpoints = new HashMap<>();
+    private ActorRef<ByteString> beacon;
     /** The handler of each member's connection, dialing or up. */
     private final Map<Address, ActorRef<Object>> peers = new HashMap<>();
     private final Map<Address, ActorRef<RdmaProtocol.ConnectionCommand>> connections = new HashMap<>();
@@ -94,8 +92,6 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
                 : settings.hostname();
         Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Listen.on(new InetSocketAddress(host, settings.port()),
                 ctx.messageAdapter(RdmaProtocol.ListenerEvent.class, Bound::new)));
-        ctx.getSystem().receptionist().tell(Receptionist.subscribe(BEACONS,
-                ctx.messageAdapter(Receptionist.Listing.class, Listed::new)));
         cluster.subscriptions().tell(Subscribe.create(
                 ctx.messageAdapter(ClusterEvent.MemberEvent.class, MembershipChanged::new), ClusterEvent.MemberEvent.class));
         cluster.subscriptions().tell(Subscribe.create(
@@ -118,7 +114,8 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
                 })
                 .onMessage(RdmaClusterProtocol.SendTo.class, this::sendTo)
                 .onMessage(Bound.class, b -> onListener(b.event()))
-                .onMessage(Listed.class, l -> onListing(l.listing()))
+                .onMessage(Beacon.Answer.class, this::onAnswer)
+                .onMessage(AskAgain.class, a -> askBeacons())
                 .onMessage(MembershipChanged.class, m -> onMember(m.event()))
                 .onMessage(ReachabilityChanged.class, r -> onReachability(r.event()))
                 .onMessage(Redial.class, r -> reconcile())
@@ -147,10 +144,10 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
         if (event instanceof RdmaProtocol.Listening l) {
             listener = l.listener();
             InetSocketAddress at = l.localAddress();
-            ActorRef<Beacon> beacon = getContext().spawn(Behaviors.ignore(),
-                    BEACON_PREFIX + at.getAddress().getHostAddress() + ":" + at.getPort());
-            getContext().getSystem().receptionist().tell(Receptionist.register(BEACONS, beacon));
+            beacon = getContext().spawn(Beacon.create(getContext().getSelf(), self, at), Beacon.NAME);
+            getContext().getSystem().receptionist().tell(Receptionist.register(RdmaCluster.ENDPOINTS, beacon));
             getContext().getLog().info("RDMA endpoint of {} listens on {}", self.address(), at);
+            askBeacons();
         } else if (event instanceof RdmaProtocol.ConnectionRequested r) {
             accept(r);
         } else if (event instanceof RdmaProtocol.CommandFailed f) {
@@ -183,21 +180,36 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
         r.connection().tell(RdmaProtocol.Accept.with(peer.narrow()));
     }
 
-    private Behavior<RdmaClusterProtocol.Command> onListing(Receptionist.Listing listing) {
-        endpoints.clear();
-        for (ActorRef<Beacon> beacon : listing.getServiceInstances(BEACONS)) {
-            Address at = beacon.path().address();
-            String name = beacon.path().name();
-            int colon = name.lastIndexOf(':');
-            if (at.hasLocalScope() || !name.startsWith(BEACON_PREFIX) || colon < 0) {
-                continue; // our own, or not a beacon of this version
+    /**
+     * Asks every member Up whose RDMA address is unknown, at its beacon's path, and again every
+     * {@code redial-after} while one is: a member's beacon starts once it listens.
+     */
+    private Behavior<RdmaClusterProtocol.Command> askBeacons() {
+        if (beacon == null) {
+            return this; // asked once this member listens: answers come to its beacon
+        }
+        ActorRefResolver resolver = ActorRefResolver.get(getContext().getSystem());
+        ByteString question = ByteString.fromString("? " + resolver.toSerializationFormat(beacon),
+                StandardCharsets.UTF_8);
+        boolean unknown = false;
+        for (Address member : up.keySet()) {
+            if (!endpoints.containsKey(member)) {
+                unknown = true;
+                resolver.<ByteString>resolveActorRef(member + "/system/" + RdmaCluster.ENDPOINT_NAME + "/"
+                        + Beacon.NAME).tell(question);
             }
-            try {
-                endpoints.put(at, new InetSocketAddress(name.substring(BEACON_PREFIX.length(), colon),
-                        Integer.parseInt(name.substring(colon + 1))));
-            } catch (RuntimeException e) {
-                getContext().getLog().warn("a beacon with an unreadable RDMA address: {}", name);
-            }
+        }
+        if (unknown && !timers.isTimerActive(AskAgain.class)) {
+            timers.startSingleTimer(AskAgain.class, new AskAgain(), settings.redialAfter());
+        }
+        return this;
+    }
+
+    /** A beacon's answer counts from the incarnation Up now only. */
+    private Behavior<RdmaClusterProtocol.Command> onAnswer(Beacon.Answer a) {
+        Member m = up.get(a.address());
+        if (m != null && m.uniqueAddress().longUid() == a.uid()) {
+            endpoints.put(a.address(), a.rdma());
         }
         return reconcile();
     }
@@ -209,8 +221,11 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
         }
         if (event instanceof ClusterEvent.MemberUp) {
             up.put(m.address(), m);
+            endpoints.remove(m.address()); // an earlier incarnation's, if any
+            askBeacons();
         } else if (event instanceof ClusterEvent.MemberRemoved) {
             up.remove(m.address());
+            endpoints.remove(m.address());
             unreachable.remove(m.address());
             end(m.address(), false);
         } else if (event instanceof ClusterEvent.MemberLeft || event instanceof ClusterEvent.MemberExited) {

@@ -8,6 +8,7 @@ import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Extension;
 import org.apache.pekko.actor.typed.ExtensionId;
 import org.apache.pekko.actor.typed.Props;
+import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 import org.apache.pekko.util.ByteString;
 
 /**
@@ -39,11 +40,22 @@ public final class RdmaCluster implements Extension {
         }
     }
 
+    /**
+     * Every member's {@link Beacon} registers under this key: a service that wants the members' RDMA
+     * addresses finds them here. (The endpoints ask each other's beacons directly, at their known
+     * path, as the Receptionist's listing keeps an incarnation gone for a while when a member
+     * restarts on the same address.)
+     */
+    public static final ServiceKey<ByteString> ENDPOINTS = ServiceKey.create(ByteString.class,
+            "rdma-actors-cluster-endpoint");
+    /** The endpoint's name under {@code /system}, so that every member knows where another's beacon is. */
+    static final String ENDPOINT_NAME = "rdma-cluster";
+
     private final ActorRef<RdmaClusterProtocol.Command> endpoint;
 
     private RdmaCluster(ActorSystem<?> system) {
         this.endpoint = system.systemActorOf(ClusterEndpoint.create(Settings.from(system.settings().config())),
-                "rdma-cluster", Props.empty());
+                ENDPOINT_NAME, Props.empty());
     }
 
     public static RdmaCluster get(ActorSystem<?> system) {

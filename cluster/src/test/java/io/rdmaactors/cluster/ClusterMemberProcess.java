@@ -4,6 +4,9 @@ import com.typesafe.config.ConfigFactory;
 import io.rdmaactors.cluster.RdmaClusterProtocol.PeerConnected;
 import io.rdmaactors.cluster.RdmaClusterProtocol.PeerEvent;
 import io.rdmaactors.cluster.RdmaClusterProtocol.PeerReceived;
+import java.util.HashSet;
+import java.util.Set;
+import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.AddressFromURIString;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
@@ -14,8 +17,8 @@ import org.apache.pekko.util.ByteString;
 /**
  * A cluster member in a JVM of its own, for {@link ThreeProcessesTest}: it joins the seed given,
  * says hello over RDMA to every member it connects to, and relays: told "relay ADDRESS" it sends
- * "via" to that member, and told "via" by a member it reports "got via from MEMBER" to whoever
- * asked first. Runs until killed.
+ * "via" to that member (once connected to it), and told "via" by a member it reports "got via from
+ * MEMBER" to the seed. Runs until killed.
  */
 public final class ClusterMemberProcess {
 
@@ -27,19 +30,27 @@ public final class ClusterMemberProcess {
             RdmaCluster rdma = RdmaCluster.get(ctx.getSystem());
             rdma.subscribe(ctx.getSelf());
             String self = Cluster.get(ctx.getSystem()).selfMember().address().toString();
-            org.apache.pekko.actor.Address[] asker = new org.apache.pekko.actor.Address[1];
+            Set<Address> connected = new HashSet<>();
+            Set<Address> relayTo = new HashSet<>();
             return Behaviors.receive(PeerEvent.class)
                     .onMessage(PeerConnected.class, c -> {
+                        connected.add(c.member());
                         rdma.sendTo(c.member(), ByteString.fromString("hello from " + self));
+                        if (relayTo.remove(c.member())) {
+                            rdma.sendTo(c.member(), ByteString.fromString("via"));
+                        }
                         return Behaviors.same();
                     })
                     .onMessage(PeerReceived.class, r -> {
                         String text = r.data().utf8String();
                         if (text.startsWith("relay ")) {
-                            asker[0] = r.member();
-                            rdma.sendTo(AddressFromURIString.parse(text.substring(6)), ByteString.fromString("via"));
-                        } else if (text.equals("via") && asker[0] == null) {
-                            // the relay's target answers the parent, which is the seed
+                            Address target = AddressFromURIString.parse(text.substring(6));
+                            if (connected.contains(target)) {
+                                rdma.sendTo(target, ByteString.fromString("via"));
+                            } else {
+                                relayTo.add(target);
+                            }
+                        } else if (text.equals("via")) {
                             rdma.sendTo(AddressFromURIString.parse(args[0]), ByteString.fromString("got via from "
                                     + r.member()));
                         }

@@ -24,7 +24,6 @@ import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
-import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.Down;
 import org.apache.pekko.cluster.typed.Join;
@@ -45,32 +44,38 @@ class RdmaClusterTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
     private final List<ActorTestKit> members = new ArrayList<>();
 
-    private static Config config(int port) {
+    /** A member whose failure detector the test holds ({@link PuppetFailureDetector}), named {@code observer}. */
+    private static Config config(int port, String observer) {
         return ConfigFactory.parseString("""
                 pekko.actor.provider = cluster
                 pekko.remote.artery.canonical.hostname = 127.0.0.1
                 pekko.remote.artery.canonical.port = %d
                 pekko.cluster.jmx.enabled = off
+                pekko.cluster.failure-detector.implementation-class = "io.rdmaactors.cluster.PuppetFailureDetector"
+                pekko.cluster.failure-detector.puppet-observer = "%s"
+                pekko.cluster.unreachable-nodes-reaper-interval = 200ms
                 pekko.loglevel = WARNING
-                """.formatted(port)).withFallback(ConfigFactory.load());
+                """.formatted(port, observer)).withFallback(ConfigFactory.load());
     }
 
-    /** A member: its system, the probe subscribed to its peer events, its address. */
-    private record Member(ActorTestKit kit, TestProbe<PeerEvent> events, Address address) {
+    /** A member: its system, the probe subscribed to its peer events, its address, its failure detector's name. */
+    private record Member(ActorTestKit kit, TestProbe<PeerEvent> events, Address address, String observer) {
     }
 
     private Member start(int port, Address seed) {
-        ActorTestKit kit = ActorTestKit.create("members", config(port));
+        String observer = "member-" + members.size();
+        ActorTestKit kit = ActorTestKit.create("members", config(port, observer));
         members.add(kit);
         Cluster cluster = Cluster.get(kit.system());
         cluster.manager().tell(Join.create(seed == null ? cluster.selfMember().address() : seed));
         TestProbe<PeerEvent> events = kit.createTestProbe();
         RdmaCluster.get(kit.system()).subscribe(events.getRef());
-        return new Member(kit, events, cluster.selfMember().address());
+        return new Member(kit, events, cluster.selfMember().address(), observer);
     }
 
     @AfterEach
     void stop() {
+        PuppetFailureDetector.CUT.clear();
         for (ActorTestKit kit : members) {
             kit.shutdownTestKit();
         }
@@ -200,7 +205,6 @@ class RdmaClusterTest {
         awaitConnected(again, a.address, b.address);
         RdmaCluster.get(again.kit.system()).sendTo(a.address, ByteString.fromString("back"));
         assertEquals("back", awaitReceived(a).data().utf8String());
-        assertEquals(MemberStatus.up(), Cluster.get(again.kit.system()).selfMember().status());
     }
 
     /**
@@ -226,5 +230,29 @@ class RdmaClusterTest {
             got = awaitReceived(c);
         } while (!got.data().utf8String().equals("after"));
         assertEquals(a.address, got.member());
+    }
+
+    /**
+     * The reverse partition: the cluster sees a member unreachable while the RDMA side is fine.
+     * Membership is the authority: the connection ends at once, and comes back when the member is
+     * reachable again.
+     */
+    @Test
+    void aMemberTheClusterSeesUnreachableLosesItsConnectionUntilItIsReachableAgain() throws Exception {
+        List<Member> m = threeMembers();
+        Member a = m.get(0);
+        Member c = m.get(2);
+        PuppetFailureDetector.CUT.add(PuppetFailureDetector.pair(a.observer, c.address));
+        awaitDisconnected(a, c.address);
+        awaitDisconnected(c, a.address);
+        PuppetFailureDetector.CUT.clear();
+        awaitConnected(a, c.address);
+        awaitConnected(c, a.address);
+        RdmaCluster.get(c.kit.system()).sendTo(a.address, ByteString.fromString("reachable"));
+        PeerReceived got;
+        do {
+            got = awaitReceived(a);
+        } while (!got.data().utf8String().equals("reachable"));
+        assertEquals(c.address, got.member());
     }
 }
