@@ -21,7 +21,10 @@ import org.apache.pekko.cluster.typed.Leave;
 import org.apache.pekko.util.ByteString;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 /**
  * Members of a Pekko Cluster, each an actor system of this process (Artery on 127.0.0.1, the soft
@@ -48,6 +51,9 @@ public final class ClusterPing implements Callable<Integer> {
 
     @Option(names = {"-v", "--verbose"}, description = "log what the members do")
     boolean verbose;
+
+    @Spec
+    CommandSpec spec;
 
     /** What every member's pinger writes to: each pair's report, and who saw the leaver go. */
     private final Map<String, Report> reports = new ConcurrentHashMap<>();
@@ -117,8 +123,8 @@ public final class ClusterPing implements Callable<Integer> {
 
     private void check(String option, int value, int min, int max) {
         if (value < min || value > max) {
-            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
-                    option + " must be from " + min + " to " + max + ": " + value);
+            throw new ParameterException(spec.commandLine(), option + " must be from " + min + " to " + max + ", not "
+                    + value);
         }
     }
 

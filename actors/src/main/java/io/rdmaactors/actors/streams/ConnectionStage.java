@@ -211,7 +211,7 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
         private void onDisconnected(RdmaProtocol.DisconnectReason reason) {
             disconnected = true;
             if (reason instanceof RdmaProtocol.ErrorClosed e) {
-                fail(new RdmaStreams.ConnectionFailed(description + " broke", e.cause()));
+                fail(new RdmaStreams.ConnectionFailed(description + " broke: " + e.cause().getMessage(), e.cause()));
                 return;
             }
             // the peer closed (or this side did): what arrived is still delivered, nothing more is written
