@@ -91,10 +91,15 @@ public final class Rping implements Callable<Integer> {
             qp.postReceive(ReceiveWorkRequest.of(0, recvInfo.sge()));
         }
 
+        /** The peer's DISCONNECTED came: the next wait that finds nothing in the CQ ends. */
+        private boolean peerGone;
+
         /**
          * The next successful completion of this kind. A send's completion and the peer's answer to
          * it can land in either order (rping's CQ handler takes them as they come), so the other
-         * kind waits in {@link #early}.
+         * kind waits in {@link #early}. The peer's DISCONNECTED ends the wait, but only after one
+         * more poll: the completion of the last send may land just before it, between a poll and
+         * the look at the events.
          */
         WorkCompletion next(WcOpcode expected) throws Exception {
             for (WorkCompletion wc : early) {
@@ -108,6 +113,9 @@ public final class Rping implements Callable<Integer> {
                 if (cq.poll(one) == 1) {
                     WorkCompletion wc = one[0];
                     if (!wc.isSuccess()) {
+                        if (peerGone) {
+                            throw new PeerDisconnected();
+                        }
                         throw new IllegalStateException("work request failed: " + wc);
                     }
                     if (wc.opcode() == expected) {
@@ -116,9 +124,10 @@ public final class Rping implements Callable<Integer> {
                     early.add(wc);
                 } else if (System.nanoTime() > deadline) {
                     throw new IllegalStateException("no " + expected + " completion within " + STEP);
+                } else if (peerGone) {
+                    throw new PeerDisconnected(); // rping's cm_thread: a DISCONNECTED ends the wait
                 } else if (events.await(Duration.ZERO) instanceof CmEvent.Disconnected) {
-                    // rping's cm_thread: a DISCONNECTED ends the wait
-                    throw new PeerDisconnected();
+                    peerGone = true;
                 }
             }
         }

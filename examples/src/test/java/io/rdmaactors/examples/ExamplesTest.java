@@ -100,6 +100,8 @@ class ExamplesTest {
                 Arguments.of((Object) new String[] {"supervised-server", "--seconds", "0"}),
                 Arguments.of((Object) new String[] {"stream-echo", "--count", "0"}),
                 Arguments.of((Object) new String[] {"cluster-ping", "--members", "1"}),
+                Arguments.of((Object) new String[] {"cluster-ping", "--port", "0", "--seed", "127.0.0.1:2552"}),
+                Arguments.of((Object) new String[] {"cluster-ping", "--seed", "nohostnoport"}),
                 Arguments.of((Object) new String[] {"rdma", "-s", "-c"}),
                 Arguments.of((Object) new String[] {"rdma", "-c", "-p", "-1"}),
                 Arguments.of((Object) new String[] {"atomics", "-c", "-C", "-3"}),
@@ -205,6 +207,45 @@ class ExamplesTest {
             assertTrue(said.contains("of 20 datagrams arrived, then none for 2 s"), said);
         } finally {
             receiver.destroyForcibly();
+        }
+    }
+
+    /** cluster-ping with a member per process: every pair's round trips, then each member leaves once its pairs are done. */
+    @Test
+    void clusterPingRunsAMemberPerProcess() throws Exception {
+        Process first = start("cluster-ping", "--port", "0", "-n", "3", "-C", "100");
+        List<Process> others = new ArrayList<>();
+        try {
+            BufferedReader firstOut = reader(first);
+            String member = firstLine(firstOut);
+            Matcher at = Pattern.compile("member pekko://cluster-ping@([0-9.]+:[0-9]+)").matcher(member);
+            assertTrue(at.find(), member);
+            for (int i = 0; i < 2; i++) {
+                others.add(start("cluster-ping", "--seed", at.group(1), "-n", "3", "-C", "100"));
+            }
+            CompletableFuture<String> rest = CompletableFuture.supplyAsync(() -> drain(firstOut));
+            List<CompletableFuture<String>> outs = others.stream().map(ExamplesTest::readAll).toList();
+            for (Process p : others) {
+                assertTrue(p.waitFor(PROCESS_SECONDS, TimeUnit.SECONDS), "a member did not end");
+            }
+            assertTrue(first.waitFor(PROCESS_SECONDS, TimeUnit.SECONDS), "the first member did not end");
+            List<String> said = new ArrayList<>(List.of(rest.get()));
+            for (CompletableFuture<String> out : outs) {
+                said.add(out.get());
+            }
+            long pairs = 0;
+            for (String out : said) {
+                assertTrue(out.contains("left the cluster"), out);
+                pairs += out.lines().filter(l -> l.contains("round trip latency")).count();
+            }
+            assertEquals(0, first.exitValue(), said.get(0));
+            for (Process p : others) {
+                assertEquals(0, p.exitValue(), String.join("\n", said));
+            }
+            assertEquals(3, pairs, "each of the 3 pairs reported once, by the member that pings: " + said);
+        } finally {
+            first.destroyForcibly();
+            others.forEach(Process::destroyForcibly);
         }
     }
 
