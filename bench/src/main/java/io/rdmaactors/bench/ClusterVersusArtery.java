@@ -18,6 +18,7 @@ import org.apache.pekko.actor.AddressFromURIString;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
 import org.apache.pekko.actor.typed.receptionist.ServiceKey;
@@ -71,6 +72,18 @@ public final class ClusterVersusArtery {
                 pekko.loglevel = WARNING
                 rdma-actors.buffer-size = 65536
                 """).withFallback(ConfigFactory.load());
+    }
+
+    /**
+     * Both members' actor: it hears the peer events of its member's RDMA connections, is listed
+     * under {@code own} for Artery, and hears the listing of {@code other}, through an adapter:
+     * the Receptionist fails an actor that both registers and subscribes.
+     */
+    private static void meet(ActorContext<Object> ctx, ServiceKey<ByteString> own, ServiceKey<ByteString> other) {
+        RdmaCluster.get(ctx.getSystem()).subscribe(ctx.getSelf().narrow());
+        ctx.getSystem().receptionist().tell(Receptionist.register(own, ctx.getSelf().narrow()));
+        ctx.getSystem().receptionist().tell(Receptionist.subscribe(other,
+                ctx.messageAdapter(Receptionist.Listing.class, l -> l)));
     }
 
     /** A ping-pong or a stream on one transport, run by the client actor. */
@@ -162,7 +175,6 @@ public final class ClusterVersusArtery {
      */
     private static Behavior<Object> client(CompletableFuture<Void> ready) {
         return Behaviors.setup(ctx -> new Object() {
-            final RdmaCluster rdma = RdmaCluster.get(ctx.getSystem());
             ActorRef<RdmaProtocol.ConnectionCommand> peer;
             ActorRef<ByteString> echo;
             PingPong pingPong;
@@ -174,11 +186,7 @@ public final class ClusterVersusArtery {
             int acked;
 
             Behavior<Object> behavior() {
-                rdma.subscribe(ctx.getSelf().narrow());
-                ctx.getSystem().receptionist().tell(Receptionist.register(CLIENT, ctx.getSelf().narrow()));
-                // through an adapter: the receptionist fails an actor that both registers and subscribes
-                ctx.getSystem().receptionist().tell(Receptionist.subscribe(ECHO,
-                        ctx.messageAdapter(Receptionist.Listing.class, l -> l)));
+                meet(ctx, CLIENT, ECHO);
                 return Behaviors.receive(Object.class)
                         .onMessage(RdmaClusterProtocol.PeerConnected.class, c -> {
                             peer = c.connection();
@@ -290,15 +298,11 @@ public final class ClusterVersusArtery {
     /** Echoes pings, and acknowledges every 16th message of a stream and its last, over the transport it came by. */
     private static Behavior<Object> echo() {
         return Behaviors.setup(ctx -> new Object() {
-            final RdmaCluster rdma = RdmaCluster.get(ctx.getSystem());
             ActorRef<ByteString> client;
             ActorRef<RdmaProtocol.ConnectionCommand> peer;
 
             Behavior<Object> behavior() {
-                rdma.subscribe(ctx.getSelf().narrow());
-                ctx.getSystem().receptionist().tell(Receptionist.register(ECHO, ctx.getSelf().narrow()));
-                ctx.getSystem().receptionist().tell(Receptionist.subscribe(CLIENT,
-                        ctx.messageAdapter(Receptionist.Listing.class, l -> l)));
+                meet(ctx, ECHO, CLIENT);
                 return Behaviors.receive(Object.class)
                         .onMessage(Receptionist.Listing.class, l -> {
                             client = l.getServiceInstances(CLIENT).stream().findFirst().orElse(null);

@@ -1,5 +1,6 @@
 package io.rdmaactors.cluster;
 
+import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.rdmaactors.cluster.RdmaClusterProtocol.PeerConnected;
 import io.rdmaactors.cluster.RdmaClusterProtocol.PeerEvent;
@@ -23,6 +24,17 @@ import org.apache.pekko.util.ByteString;
 public final class ClusterMemberProcess {
 
     private ClusterMemberProcess() {
+    }
+
+    /** A member of the tests' clusters: Artery on 127.0.0.1, at {@code port} (0: a free one). */
+    static Config config(int port) {
+        return ConfigFactory.parseString("""
+                pekko.actor.provider = cluster
+                pekko.remote.artery.canonical.hostname = 127.0.0.1
+                pekko.remote.artery.canonical.port = %d
+                pekko.cluster.jmx.enabled = off
+                pekko.loglevel = WARNING
+                """.formatted(port)).withFallback(ConfigFactory.load());
     }
 
     public static void main(String[] args) throws Exception {
@@ -58,13 +70,7 @@ public final class ClusterMemberProcess {
                     })
                     .onMessage(PeerEvent.class, e -> Behaviors.same())
                     .build();
-        }), "members", ConfigFactory.parseString("""
-                pekko.actor.provider = cluster
-                pekko.remote.artery.canonical.hostname = 127.0.0.1
-                pekko.remote.artery.canonical.port = 0
-                pekko.cluster.jmx.enabled = off
-                pekko.loglevel = WARNING
-                """).withFallback(ConfigFactory.load()));
+        }), "members", config(0));
         Cluster.get(system).manager().tell(Join.create(AddressFromURIString.parse(args[0])));
         System.out.println("MEMBER " + Cluster.get(system).selfMember().address());
         System.out.flush();

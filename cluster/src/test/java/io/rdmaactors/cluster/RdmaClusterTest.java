@@ -47,15 +47,10 @@ class RdmaClusterTest {
     /** A member whose failure detector the test holds ({@link PuppetFailureDetector}), named {@code observer}. */
     private static Config config(int port, String observer) {
         return ConfigFactory.parseString("""
-                pekko.actor.provider = cluster
-                pekko.remote.artery.canonical.hostname = 127.0.0.1
-                pekko.remote.artery.canonical.port = %d
-                pekko.cluster.jmx.enabled = off
                 pekko.cluster.failure-detector.implementation-class = "io.rdmaactors.cluster.PuppetFailureDetector"
                 pekko.cluster.failure-detector.puppet-observer = "%s"
                 pekko.cluster.unreachable-nodes-reaper-interval = 200ms
-                pekko.loglevel = WARNING
-                """.formatted(port, observer)).withFallback(ConfigFactory.load());
+                """.formatted(observer)).withFallback(ClusterMemberProcess.config(port));
     }
 
     /** A member: its system, the probe subscribed to its peer events, its address, its failure detector's name. */
@@ -135,6 +130,10 @@ class RdmaClusterTest {
         assertEquals(expected, queuePairs(m), m.address + "'s QPs");
     }
 
+    private static void send(Member from, Member to, String text) {
+        RdmaCluster.get(from.kit.system()).sendTo(to.address, ByteString.fromString(text));
+    }
+
     private List<Member> threeMembers() {
         Member a = start(0, null);
         Member b = start(0, a.address);
@@ -154,9 +153,9 @@ class RdmaClusterTest {
         for (Member each : m) {
             awaitQueuePairs(each, 2);
         }
-        RdmaCluster.get(a.kit.system()).sendTo(b.address, ByteString.fromString("from a"));
+        send(a, b, "from a");
         assertEquals(a.address, awaitReceived(b, "from a").member());
-        RdmaCluster.get(c.kit.system()).sendTo(a.address, ByteString.fromString("from c"));
+        send(c, a, "from c");
         assertEquals(c.address, awaitReceived(a, "from c").member());
 
         RdmaCluster.get(a.kit.system()).sendTo(new Address("pekko", "members", "127.0.0.1", 1),
@@ -180,7 +179,7 @@ class RdmaClusterTest {
         awaitDisconnected(b, c.address);
         awaitQueuePairs(a, 1);
         awaitQueuePairs(b, 1);
-        RdmaCluster.get(a.kit.system()).sendTo(b.address, ByteString.fromString("still"));
+        send(a, b, "still");
         assertEquals(a.address, awaitReceived(b, "still").member(), "the others' connection stays");
     }
 
@@ -202,7 +201,7 @@ class RdmaClusterTest {
         awaitConnected(a, again.address);
         awaitConnected(b, again.address);
         awaitConnected(again, a.address, b.address);
-        RdmaCluster.get(again.kit.system()).sendTo(a.address, ByteString.fromString("back"));
+        send(again, a, "back");
         assertEquals(again.address, awaitReceived(a, "back").member());
     }
 
@@ -218,12 +217,12 @@ class RdmaClusterTest {
         Fabric cut = fabric(c);
         // 127.0.0.1 is port 1 of soft0
         cut.faults().orElseThrow().cutPort(cut.devices().get(0), 1);
-        RdmaCluster.get(a.kit.system()).sendTo(c.address, ByteString.fromString("lost"));
+        send(a, c, "lost");
         awaitDisconnected(a, c.address);
         assertTrue(Cluster.get(a.kit.system()).state().getUnreachable().isEmpty(), "the cluster sees every member");
         cut.faults().orElseThrow().restorePort(cut.devices().get(0), 1);
         awaitConnected(a, c.address);
-        RdmaCluster.get(a.kit.system()).sendTo(c.address, ByteString.fromString("after"));
+        send(a, c, "after");
         assertEquals(a.address, awaitReceived(c, "after").member());
     }
 
@@ -243,7 +242,7 @@ class RdmaClusterTest {
         PuppetFailureDetector.CUT.clear();
         awaitConnected(a, c.address);
         awaitConnected(c, a.address);
-        RdmaCluster.get(c.kit.system()).sendTo(a.address, ByteString.fromString("reachable"));
+        send(c, a, "reachable");
         assertEquals(c.address, awaitReceived(a, "reachable").member());
     }
 }

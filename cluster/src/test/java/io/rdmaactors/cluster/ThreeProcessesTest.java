@@ -3,7 +3,6 @@ package io.rdmaactors.cluster;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
-import com.typesafe.config.ConfigFactory;
 import io.rdmaactors.cluster.RdmaClusterProtocol.PeerConnected;
 import io.rdmaactors.cluster.RdmaClusterProtocol.PeerDisconnected;
 import io.rdmaactors.cluster.RdmaClusterProtocol.PeerEvent;
@@ -41,13 +40,7 @@ class ThreeProcessesTest {
 
     @Test
     void threeProcessesConnectInPairsAndAKilledOneIsSeenGone() throws Exception {
-        ActorTestKit kit = ActorTestKit.create("members", ConfigFactory.parseString("""
-                pekko.actor.provider = cluster
-                pekko.remote.artery.canonical.hostname = 127.0.0.1
-                pekko.remote.artery.canonical.port = 0
-                pekko.cluster.jmx.enabled = off
-                pekko.loglevel = WARNING
-                """).withFallback(ConfigFactory.load()));
+        ActorTestKit kit = ActorTestKit.create("members", ClusterMemberProcess.config(0));
         List<Process> processes = new ArrayList<>();
         try {
             Cluster cluster = Cluster.get(kit.system());

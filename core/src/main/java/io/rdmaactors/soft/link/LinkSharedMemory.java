@@ -66,11 +66,16 @@ public final class LinkSharedMemory {
     public record Offered(Offer offer, Path file, LinkSharedMemory memory) {
         /** The handshake is over: the name goes, whether the peer mapped the file or not. */
         public void unlink() {
-            try {
-                Files.deleteIfExists(file);
-            } catch (IOException e) {
-                log.debug("deleting {}", file, e);
-            }
+            delete(file);
+        }
+    }
+
+    /** Deletes a link's file if it is still there; a file that cannot go is the next sweep's. */
+    private static void delete(Path file) {
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException e) {
+            log.debug("deleting {}", file, e);
         }
     }
 
@@ -116,7 +121,7 @@ public final class LinkSharedMemory {
             return new Offered(new Offer(pid, id, ringBytes), file, shared);
         } catch (IOException | RuntimeException e) {
             log.debug("no shared memory for a link: {}", e.toString());
-            new Offered(null, file, null).unlink();
+            delete(file);
             return null;
         }
     }
@@ -141,11 +146,7 @@ public final class LinkSharedMemory {
             log.debug("the peer's shared memory {} cannot be mapped: {}", file, e.toString());
             return null;
         } finally {
-            try {
-                Files.deleteIfExists(file);
-            } catch (IOException e) {
-                log.debug("deleting {}", file, e);
-            }
+            delete(file);
         }
     }
 

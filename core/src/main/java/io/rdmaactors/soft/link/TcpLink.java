@@ -501,12 +501,8 @@ public final class TcpLink implements LinkSelector.Handler {
         }
         if (handshake == null && polled()) {
             pauseReading(); // what came is the poller's to read: it progresses this link
-        } else if (reader.compareAndSet(false, true)) {
-            try {
-                readTurn();
-            } finally {
-                reader.set(false);
-            }
+        } else {
+            readTurnIfFree();
         }
     }
 
@@ -529,27 +525,35 @@ public final class TcpLink implements LinkSelector.Handler {
             flush();
         }
         if (end) {
-            takeReader();
-            try {
-                while (!closed && !read()) {
-                    Thread.onSpinWait(); // the ring's last frames: the peer wrote them before it closed
+            if (takeReader()) {
+                try {
+                    while (!closed && !read()) {
+                        Thread.onSpinWait(); // the ring's last frames: the peer wrote them before it closed
+                    }
+                } finally {
+                    reader.set(false);
                 }
-            } finally {
-                reader.set(false);
             }
             throw new EOFException();
         }
         if (polled()) {
             pauseReading();
-        } else if (reader.compareAndSet(false, true)) {
-            try {
-                readTurn();
-            } finally {
-                reader.set(false);
-            }
-        } else {
+        } else if (!readTurnIfFree()) {
             selector.later(this::resume); // after the poller: the ring was not armed
         }
+    }
+
+    /** On the I/O thread: a read turn, unless a poller reads now; whether it read. */
+    private boolean readTurnIfFree() throws IOException {
+        if (!reader.compareAndSet(false, true)) {
+            return false;
+        }
+        try {
+            readTurn();
+        } finally {
+            reader.set(false);
+        }
+        return true;
     }
 
     /**
@@ -564,11 +568,18 @@ public final class TcpLink implements LinkSelector.Handler {
         }
     }
 
-    /** Waits for a poller's turn to end: it parses a turn's packets at most. */
-    private void takeReader() {
+    /**
+     * Takes {@link #reader} once a poller's turn ends (it parses a turn's packets at most, then
+     * stops at a CM frame again); false, without it, once the link closed.
+     */
+    private boolean takeReader() {
         while (!reader.compareAndSet(false, true)) {
+            if (closed) {
+                return false;
+            }
             Thread.onSpinWait();
         }
+        return true;
     }
 
     /**
@@ -607,11 +618,8 @@ public final class TcpLink implements LinkSelector.Handler {
 
     /** On the I/O thread: parses what a polling thread left at a CM or close frame, then reads on. */
     private void resume() {
-        while (!reader.compareAndSet(false, true)) {
-            if (closed) {
-                return;
-            }
-            Thread.onSpinWait(); // a poller parses a turn's packets at most, then stops at that frame again
+        if (!takeReader()) {
+            return;
         }
         try {
             if (!closed) {
