@@ -2,18 +2,22 @@ package io.rdmaactors.cluster;
 
 import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
+import io.rdmaactors.actors.streams.RdmaStreams;
 import io.rdmaactors.cluster.RdmaClusterProtocol.PeerConnected;
 import io.rdmaactors.cluster.RdmaClusterProtocol.PeerDisconnected;
 import io.rdmaactors.cluster.RdmaClusterProtocol.PeerEvent;
 import io.rdmaactors.cluster.RdmaClusterProtocol.SendFailed;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.Set;
 import org.apache.pekko.actor.Address;
-import org.apache.pekko.actor.AddressFromURIString;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorRefResolver;
 import org.apache.pekko.actor.typed.Behavior;
@@ -37,9 +41,10 @@ import org.apache.pekko.util.ByteString;
  * and keeps one connection to every other member that is Up and reachable. It asks each member
  * Up for its RDMA address at its beacon's known path, until the incarnation Up now answers. Of
  * each pair, the member with the lower unique address dials; the other accepts, learning who
- * dials from the private data. Membership events are the authority: a member unreachable loses
- * its connection at once (Abort), a member removed after what is queued (Close), and one
- * reachable again is dialed again.
+ * dials from the private data ({@link DialRequest}). Membership events are the authority: a member
+ * unreachable loses its connection at once (Abort), a member removed after what is queued (Close),
+ * and one reachable again is dialed again. Streams to a member ({@link PeerStreams}) are separate
+ * connections to the same listener, failed by the same events.
  */
 final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command> {
 
@@ -56,6 +61,13 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
     private record Redial() implements RdmaClusterProtocol.EndpointMessage {
     }
 
+    /** Where the member's endpoint listens, for a stream to it. */
+    record Locate(Address member, CompletableFuture<InetSocketAddress> at) implements RdmaClusterProtocol.EndpointMessage {
+    }
+
+    private record LocateExpired(Locate locate) implements RdmaClusterProtocol.EndpointMessage {
+    }
+
     /** Asks again the members Up whose RDMA address is not known yet. */
     private record AskAgain() implements RdmaClusterProtocol.EndpointMessage {
     }
@@ -65,6 +77,8 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
     private final UniqueAddress self;
     private final byte[] selfInPrivateData;
     private final Set<ActorRef<PeerEvent>> subscribers = new HashSet<>();
+    /** Every member not removed, by the uid of its incarnation: how a dialer's request names it. */
+    private final Map<Long, Address> members = new HashMap<>();
     /** Members Up, not yet leaving. */
     private final Map<Address, Member> up = new HashMap<>();
     private final Set<Address> unreachable = new HashSet<>();
@@ -75,6 +89,9 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
     private final Map<Address, ActorRef<Object>> peers = new HashMap<>();
     private final Map<Address, ActorRef<RdmaProtocol.ConnectionCommand>> connections = new HashMap<>();
     private ActorRef<RdmaProtocol.ListenerCommand> listener;
+    private final PeerStreams streams;
+    /** Streams waiting for a member's RDMA address: it is Up, its beacon has not answered yet. */
+    private final Map<Address, List<CompletableFuture<InetSocketAddress>>> locating = new HashMap<>();
 
     static Behavior<RdmaClusterProtocol.Command> create(RdmaCluster.Settings settings) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new ClusterEndpoint(ctx, timers, settings)));
@@ -87,7 +104,8 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
         this.timers = timers;
         Cluster cluster = Cluster.get(ctx.getSystem());
         this.self = cluster.selfMember().uniqueAddress();
-        this.selfInPrivateData = self.address().toString().getBytes(StandardCharsets.UTF_8);
+        this.selfInPrivateData = DialRequest.connection(self.longUid()).toBytes();
+        this.streams = new PeerStreams(RdmaStreams.get(ctx.getSystem()), ctx.getSelf());
         String host = settings.hostname().isEmpty() ? self.address().getHost().orElse("127.0.0.1")
                 : settings.hostname();
         Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Listen.on(new InetSocketAddress(host, settings.port()),
@@ -122,7 +140,27 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
                 .onMessage(PeerConnection.Up.class, this::onUp)
                 .onMessage(PeerConnection.Down.class, this::onDown)
                 .onMessage(PeerConnection.Failed.class, f -> publish(new SendFailed(f.member(), f.reason())))
+                .onMessage(Locate.class, this::locate)
+                .onMessage(LocateExpired.class, e -> onLocateExpired(e.locate()))
+                .onMessage(PeerStreams.Bind.class, b -> {
+                    streams.bind(b);
+                    return this;
+                })
+                .onMessage(PeerStreams.Unbind.class, u -> {
+                    streams.unbind(u);
+                    return this;
+                })
+                .onMessage(PeerStreams.Opened.class, o -> {
+                    streams.opened(o);
+                    getContext().pipeToSelf(o.ended(), (done, failure) -> new PeerStreams.Ended(o.member(), o.stream()));
+                    return this;
+                })
+                .onMessage(PeerStreams.Ended.class, e -> {
+                    streams.ended(e);
+                    return this;
+                })
                 .onSignal(PostStop.class, s -> {
+                    streams.stop("the RDMA endpoint of " + self.address() + " stopped");
                     if (listener != null) {
                         listener.tell(new RdmaProtocol.Unbind());
                     }
@@ -156,17 +194,20 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
         return this;
     }
 
-    /** A member dialed: its handler replaces any earlier connection of that member (it restarted). */
+    /**
+     * A member dialed: for a stream, its channel's source takes it; for the pair's connection, its
+     * handler replaces any earlier connection of that member (it restarted). A dialer this member
+     * does not know yet is rejected, and dials again.
+     */
     private void accept(RdmaProtocol.ConnectionRequested r) {
-        Address member;
-        try {
-            member = AddressFromURIString.parse(new String(r.privateData(), StandardCharsets.UTF_8));
-        } catch (RuntimeException e) {
+        Optional<DialRequest> request = DialRequest.parse(r.privateData());
+        Address member = request.map(d -> members.get(d.uid())).orElse(null);
+        if (member == null || unreachable.contains(member)
+                || request.get().isStream() && !streams.offer(member, request.get().channel(), r)) {
             r.connection().tell(new RdmaProtocol.Reject(null));
             return;
         }
-        if (unreachable.contains(member)) {
-            r.connection().tell(new RdmaProtocol.Reject(null));
+        if (request.get().isStream()) {
             return;
         }
         ActorRef<Object> earlier = peers.remove(member);
@@ -205,11 +246,56 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
         return this;
     }
 
+    /**
+     * Where {@code member}'s endpoint listens, for a stream to it: at once where it is Up and its
+     * beacon answered, else once it is (within the connect timeout, as a member joining may have
+     * dialed before it is Up); never for a member unknown or unreachable.
+     */
+    private Behavior<RdmaClusterProtocol.Command> locate(Locate l) {
+        if (!members.containsValue(l.member()) || unreachable.contains(l.member())) {
+            l.at().completeExceptionally(new RdmaStreams.ConnectionFailed("no member of the cluster reachable at "
+                    + l.member(), null));
+        } else if (up.containsKey(l.member()) && endpoints.containsKey(l.member())) {
+            l.at().complete(endpoints.get(l.member()));
+        } else {
+            locating.computeIfAbsent(l.member(), m -> new ArrayList<>()).add(l.at());
+            getContext().scheduleOnce(settings.connectTimeout(), getContext().getSelf(), new LocateExpired(l));
+        }
+        return this;
+    }
+
+    /** Completes the locates waiting for {@code member}: with its address, or (null) failed with {@code why}. */
+    private void located(Address member, InetSocketAddress at, String why) {
+        List<CompletableFuture<InetSocketAddress>> waiting = locating.remove(member);
+        if (waiting != null) {
+            for (CompletableFuture<InetSocketAddress> w : waiting) {
+                if (at != null) {
+                    w.complete(at);
+                } else {
+                    w.completeExceptionally(new RdmaStreams.ConnectionFailed(why, null));
+                }
+            }
+        }
+    }
+
+    private Behavior<RdmaClusterProtocol.Command> onLocateExpired(Locate l) {
+        List<CompletableFuture<InetSocketAddress>> waiting = locating.get(l.member());
+        if (waiting != null && waiting.remove(l.at())) {
+            l.at().completeExceptionally(new RdmaStreams.ConnectionFailed("the RDMA endpoint of " + l.member()
+                    + " did not answer within " + settings.connectTimeout(), null));
+            if (waiting.isEmpty()) {
+                locating.remove(l.member());
+            }
+        }
+        return this;
+    }
+
     /** A beacon's answer counts from the incarnation Up now only. */
     private Behavior<RdmaClusterProtocol.Command> onAnswer(Beacon.Answer a) {
         Member m = up.get(a.address());
         if (m != null && m.uniqueAddress().longUid() == a.uid()) {
             endpoints.put(a.address(), a.rdma());
+            located(a.address(), a.rdma(), null);
         }
         return reconcile();
     }
@@ -218,6 +304,11 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
         Member m = event.member();
         if (m.uniqueAddress().equals(self)) {
             return this;
+        }
+        if (event instanceof ClusterEvent.MemberRemoved) {
+            members.remove(m.uniqueAddress().longUid());
+        } else {
+            members.put(m.uniqueAddress().longUid(), m.address());
         }
         if (event instanceof ClusterEvent.MemberUp) {
             up.put(m.address(), m);
@@ -228,6 +319,9 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
             endpoints.remove(m.address());
             unreachable.remove(m.address());
             end(m.address(), false);
+            String why = m.address() + " was removed from the cluster";
+            streams.end(m.address(), why);
+            located(m.address(), null, why);
         } else if (event instanceof ClusterEvent.MemberLeft || event instanceof ClusterEvent.MemberExited) {
             up.remove(m.address()); // no new dial; its connection ends when it is removed
         }
@@ -239,6 +333,8 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
         if (event instanceof ClusterEvent.UnreachableMember) {
             unreachable.add(member);
             end(member, true);
+            streams.end(member, member + " is unreachable");
+            located(member, null, member + " is unreachable");
         } else if (event instanceof ClusterEvent.ReachableMember) {
             unreachable.remove(member);
         }

@@ -26,7 +26,11 @@ public final class ClusterMemberProcess {
     private ClusterMemberProcess() {
     }
 
-    /** A member of the tests' clusters: Artery on 127.0.0.1, at {@code port} (0: a free one). */
+    /**
+     * A member of the tests' clusters: Artery on 127.0.0.1, at {@code port} (0: a free one); its
+     * RDMA endpoint on the system property {@code rdma-actors.test.address} where one is given (on
+     * rdma-core, an address of the RDMA device: loopback does not route to it), else on 127.0.0.1.
+     */
     static Config config(int port) {
         return ConfigFactory.parseString("""
                 pekko.actor.provider = cluster
@@ -34,7 +38,8 @@ public final class ClusterMemberProcess {
                 pekko.remote.artery.canonical.port = %d
                 pekko.cluster.jmx.enabled = off
                 pekko.loglevel = WARNING
-                """.formatted(port)).withFallback(ConfigFactory.load());
+                rdma-actors.cluster.hostname = "%s"
+                """.formatted(port, System.getProperty("rdma-actors.test.address", ""))).withFallback(ConfigFactory.load());
     }
 
     public static void main(String[] args) throws Exception {

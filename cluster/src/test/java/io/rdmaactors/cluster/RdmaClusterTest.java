@@ -2,12 +2,15 @@ package io.rdmaactors.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
+import io.rdmaactors.actors.streams.RdmaStreams;
 import io.rdmaactors.cluster.RdmaClusterProtocol.PeerConnected;
 import io.rdmaactors.cluster.RdmaClusterProtocol.PeerDisconnected;
 import io.rdmaactors.cluster.RdmaClusterProtocol.PeerEvent;
@@ -19,6 +22,8 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
@@ -28,6 +33,12 @@ import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.Down;
 import org.apache.pekko.cluster.typed.Join;
 import org.apache.pekko.cluster.typed.Leave;
+import org.apache.pekko.japi.Pair;
+import org.apache.pekko.stream.BoundedSourceQueue;
+import org.apache.pekko.stream.javadsl.Flow;
+import org.apache.pekko.stream.javadsl.Keep;
+import org.apache.pekko.stream.javadsl.Sink;
+import org.apache.pekko.stream.javadsl.Source;
 import org.apache.pekko.util.ByteString;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -215,7 +226,8 @@ class RdmaClusterTest {
         Member a = m.get(0);
         Member c = m.get(2);
         Fabric cut = fabric(c);
-        // 127.0.0.1 is port 1 of soft0
+        assumeTrue(cut.faults().isPresent(), "cutting a port needs the soft fabric's fault injection");
+        // the tests' address is port 1 of the fabric's first device
         cut.faults().orElseThrow().cutPort(cut.devices().get(0), 1);
         send(a, c, "lost");
         awaitDisconnected(a, c.address);
@@ -244,5 +256,94 @@ class RdmaClusterTest {
         awaitConnected(c, a.address);
         send(c, a, "reachable");
         assertEquals(c.address, awaitReceived(a, "reachable").member());
+    }
+
+    private List<Member> twoMembers() {
+        Member a = start(0, null);
+        Member b = start(0, a.address);
+        awaitConnected(a, b.address);
+        awaitConnected(b, a.address);
+        return List.of(a, b);
+    }
+
+    /** Binds {@code channel} on {@code at}, echoing every stream opened to it; the members who opened them go to {@code from}. */
+    private static void echo(Member at, String channel, TestProbe<Address> from) throws Exception {
+        RdmaCluster.get(at.kit.system()).incomingStreams(channel)
+                .to(Sink.foreach(stream -> {
+                    from.getRef().tell(stream.member());
+                    stream.handleWith(Flow.create(), at.kit.system());
+                }))
+                .run(at.kit.system()).toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aStreamToAMembersChannelCarriesElementsAndEndsWithItsOwnConnection() throws Exception {
+        List<Member> m = twoMembers();
+        Member a = m.get(0);
+        Member b = m.get(1);
+        TestProbe<Address> from = b.kit.createTestProbe();
+        echo(b, "echo", from);
+        List<ByteString> sent = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            sent.add(ByteString.fromString("element " + i + "x".repeat(i * 37)));
+        }
+        List<ByteString> echoed = Source.from(sent)
+                .via(RdmaCluster.get(a.kit.system()).streamTo(b.address, "echo"))
+                .runWith(Sink.seq(), a.kit.system()).toCompletableFuture().get(30, TimeUnit.SECONDS);
+        assertEquals(sent, echoed, "every element back, whole and in order");
+        assertEquals(a.address, from.receiveMessage(WAIT), "the member that opened the stream");
+        awaitQueuePairs(a, 1);
+        awaitQueuePairs(b, 1);
+        send(a, b, "the pair's connection stays");
+        awaitReceived(b, "the pair's connection stays");
+    }
+
+    @Test
+    void aStreamFailsWithAClearErrorWhereNoChannelOrMemberTakesItAndAChannelHasOneSource() throws Exception {
+        List<Member> m = twoMembers();
+        Member a = m.get(0);
+        Member b = m.get(1);
+        RdmaCluster cluster = RdmaCluster.get(a.kit.system());
+        ExecutionException noChannel = assertThrows(ExecutionException.class, () -> Source.single(ByteString.fromString("x"))
+                .via(cluster.streamTo(b.address, "nobody-listens")).runWith(Sink.seq(), a.kit.system())
+                .toCompletableFuture().get(30, TimeUnit.SECONDS));
+        assertInstanceOf(RdmaStreams.ConnectionFailed.class, noChannel.getCause());
+        ExecutionException noMember = assertThrows(ExecutionException.class, () -> Source.single(ByteString.fromString("x"))
+                .via(cluster.streamTo(new Address("pekko", "members", "127.0.0.1", 1), "echo"))
+                .runWith(Sink.seq(), a.kit.system()).toCompletableFuture().get(30, TimeUnit.SECONDS));
+        assertInstanceOf(RdmaStreams.ConnectionFailed.class, noMember.getCause());
+        assertTrue(noMember.getCause().getMessage().contains("127.0.0.1:1"), noMember.getCause().getMessage());
+        assertThrows(IllegalArgumentException.class, () -> cluster.streamTo(b.address, "c".repeat(48)));
+
+        echo(b, "echo", b.kit.createTestProbe());
+        ExecutionException taken = assertThrows(ExecutionException.class, () -> echo(b, "echo", b.kit.createTestProbe()));
+        assertInstanceOf(IllegalStateException.class, taken.getCause());
+        awaitQueuePairs(a, 1);
+        awaitQueuePairs(b, 1);
+    }
+
+    /** Membership is the authority over streams too: a member seen unreachable fails its streams, and frees them. */
+    @Test
+    void aMemberSeenUnreachableFailsTheStreamsToIt() throws Exception {
+        List<Member> m = twoMembers();
+        Member a = m.get(0);
+        Member b = m.get(1);
+        TestProbe<Address> from = b.kit.createTestProbe();
+        echo(b, "echo", from);
+        Pair<Pair<BoundedSourceQueue<ByteString>, CompletionStage<RdmaStreams.OutgoingConnection>>,
+                CompletionStage<List<ByteString>>> open = Source.<ByteString>queue(16)
+                .viaMat(RdmaCluster.get(a.kit.system()).streamTo(b.address, "echo"), Keep.both())
+                .toMat(Sink.seq(), Keep.both()).run(a.kit.system());
+        open.first().second().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        from.receiveMessage(WAIT);
+        awaitQueuePairs(b, 2);
+
+        PuppetFailureDetector.CUT.add(PuppetFailureDetector.pair(a.observer, b.address));
+        ExecutionException failed = assertThrows(ExecutionException.class,
+                () -> open.second().toCompletableFuture().get(30, TimeUnit.SECONDS));
+        assertInstanceOf(RdmaStreams.ConnectionFailed.class, failed.getCause());
+        assertTrue(failed.getCause().getMessage().contains("unreachable"), failed.getCause().getMessage());
+        awaitQueuePairs(a, 0);
+        awaitQueuePairs(b, 0);
     }
 }

@@ -86,6 +86,30 @@ class RdmaStreamsTest {
         kit.awaitNoLeaks(WAIT);
     }
 
+    /** The listener sees it from the start: the IB CM pads a request's private data to its 56 bytes. */
+    @Test
+    void theListenerSeesTheRequestsPrivateData() throws Exception {
+        TestProbe<ByteString> seen = kit.probe();
+        RdmaStreams.ServerBinding binding = await(streams.bind(kit.address(0))
+                .to(Sink.foreach(connection -> {
+                    seen.getRef().tell(connection.privateData());
+                    connection.handleWith(Flow.create(), system);
+                }))
+                .run(system));
+        ByteString hello = ByteString.fromString("channel: orders");
+        List<ByteString> echoed = await(Source.single(ByteString.fromString("one"))
+                .via(streams.outgoingConnection(binding.localAddress(),
+                        RdmaStreams.Options.defaults().withPrivateData(hello)))
+                .runWith(Sink.seq(), system));
+        assertEquals(List.of(ByteString.fromString("one")), echoed);
+        ByteString privateData = seen.receiveMessage(WAIT);
+        assertEquals(hello, privateData.take(hello.size()), privateData.utf8String());
+        assertThrows(IllegalArgumentException.class, () -> RdmaStreams.Options.defaults()
+                .withPrivateData(ByteString.fromArray(new byte[RdmaProtocol.Connect.MAX_PRIVATE_DATA + 1])));
+        await(binding.unbind());
+        kit.awaitNoLeaks(WAIT);
+    }
+
     @Test
     void aSlowReaderHoldsTheWriterBackWithoutLosingAnything() throws Exception {
         RdmaStreams.ServerBinding binding = echoServer(Flow.<ByteString>create()

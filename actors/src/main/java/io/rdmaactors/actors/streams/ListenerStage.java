@@ -6,14 +6,12 @@ import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.Done;
-import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.japi.Pair;
 import org.apache.pekko.stream.Attributes;
 import org.apache.pekko.stream.Outlet;
 import org.apache.pekko.stream.SourceShape;
-import org.apache.pekko.stream.javadsl.Flow;
 import org.apache.pekko.stream.stage.AbstractGraphStageWithMaterializedValue;
 import org.apache.pekko.stream.stage.AbstractOutHandler;
 import org.apache.pekko.stream.stage.GraphStageLogic;
@@ -105,11 +103,8 @@ final class ListenerStage extends AbstractGraphStageWithMaterializedValue<Source
                     listener.tell(new RdmaProtocol.Unbind());
                 }
             } else if (event instanceof RdmaProtocol.ConnectionRequested r) {
-                Flow<ByteString, ByteString, NotUsed> flow = streams
-                        .framed(ConnectionStage.accepting(r.connection(), r.remote(), streams.settings(options),
-                                options.halfClose()), options)
-                        .mapMaterializedValue(connected -> NotUsed.getInstance());
-                requested.add(new RdmaStreams.IncomingConnection(localAddress, r.remote(), flow));
+                requested.add(new RdmaStreams.IncomingConnection(localAddress, r.remote(),
+                        ByteString.fromArray(r.privateData()), streams.accept(r, options)));
                 if (isAvailable(out)) {
                     push(out, requested.poll());
                 }

@@ -62,43 +62,55 @@ public final class RdmaStreams {
      * the local address to connect from, a connect timeout (else {@code rdma-actors.connect-timeout}),
      * an idle timeout (the stream fails with a {@code TimeoutException} when no element passed either
      * way for that long), half-close (finishing upstream ends only this side's direction; without
-     * it, the connection closes once what upstream gave has arrived) and the connection's own
+     * it, the connection closes once what upstream gave has arrived), the connection's own
      * settings (queue depths, write queue, largest element), as the actor API's {@code Connect} and
-     * {@code Listen} take them.
+     * {@code Listen} take them, and the private data an outgoing connection's request carries (at
+     * most {@link RdmaProtocol.Connect#MAX_PRIVATE_DATA} bytes; the listener sees it in
+     * {@link IncomingConnection#privateData()}).
      */
     public record Options(Optional<InetSocketAddress> localAddress, Optional<Duration> connectTimeout,
-                          Optional<Duration> idleTimeout, boolean halfClose, RdmaProtocol.ConnectionOptions connection) {
+                          Optional<Duration> idleTimeout, boolean halfClose, RdmaProtocol.ConnectionOptions connection,
+                          ByteString privateData) {
         public Options {
             Objects.requireNonNull(localAddress, "localAddress");
             Objects.requireNonNull(connectTimeout, "connectTimeout");
             Objects.requireNonNull(idleTimeout, "idleTimeout");
             Objects.requireNonNull(connection, "connection");
+            Objects.requireNonNull(privateData, "privateData");
+            if (privateData.size() > RdmaProtocol.Connect.MAX_PRIVATE_DATA) {
+                throw new IllegalArgumentException("a connection request carries at most "
+                        + RdmaProtocol.Connect.MAX_PRIVATE_DATA + " bytes of private data, not " + privateData.size());
+            }
         }
 
         /** None of them, and half-close: what the overloads without options use. */
         public static Options defaults() {
             return new Options(Optional.empty(), Optional.empty(), Optional.empty(), true,
-                    RdmaProtocol.ConnectionOptions.none());
+                    RdmaProtocol.ConnectionOptions.none(), ByteString.emptyByteString());
         }
 
         public Options withLocalAddress(InetSocketAddress local) {
-            return new Options(Optional.of(local), connectTimeout, idleTimeout, halfClose, connection);
+            return new Options(Optional.of(local), connectTimeout, idleTimeout, halfClose, connection, privateData);
         }
 
         public Options withConnectTimeout(Duration timeout) {
-            return new Options(localAddress, Optional.of(timeout), idleTimeout, halfClose, connection);
+            return new Options(localAddress, Optional.of(timeout), idleTimeout, halfClose, connection, privateData);
         }
 
         public Options withIdleTimeout(Duration timeout) {
-            return new Options(localAddress, connectTimeout, Optional.of(timeout), halfClose, connection);
+            return new Options(localAddress, connectTimeout, Optional.of(timeout), halfClose, connection, privateData);
         }
 
         public Options withHalfClose(boolean half) {
-            return new Options(localAddress, connectTimeout, idleTimeout, half, connection);
+            return new Options(localAddress, connectTimeout, idleTimeout, half, connection, privateData);
         }
 
         public Options withConnectionOptions(RdmaProtocol.ConnectionOptions options) {
-            return new Options(localAddress, connectTimeout, idleTimeout, halfClose, options);
+            return new Options(localAddress, connectTimeout, idleTimeout, halfClose, options, privateData);
+        }
+
+        public Options withPrivateData(ByteString data) {
+            return new Options(localAddress, connectTimeout, idleTimeout, halfClose, connection, data);
         }
     }
 
@@ -131,7 +143,8 @@ public final class RdmaStreams {
     public Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> outgoingConnection(
             InetSocketAddress remote, Options options) {
         return framed(ConnectionStage.connecting(manager, handler -> {
-            RdmaProtocol.Connect connect = RdmaProtocol.Connect.to(remote, handler).withOptions(options.connection());
+            RdmaProtocol.Connect connect = RdmaProtocol.Connect.to(remote, handler).withOptions(options.connection())
+                    .withPrivateData(options.privateData().toArray());
             connect = options.connectTimeout().map(connect::withTimeout).orElse(connect);
             return options.localAddress().map(connect::withLocalAddress).orElse(connect);
         }, remote, settings(options), options.halfClose()), options);
@@ -141,9 +154,20 @@ public final class RdmaStreams {
         return outgoingConnection(new InetSocketAddress(host, port));
     }
 
+    /**
+     * Accepts a connection a listener's handler was asked for, as the flow of a Streams connection:
+     * materializing it accepts. For a listener of the actor API that hands some of the connections
+     * it is asked for to Streams (say, by their private data); the request's accept timeout runs
+     * until then.
+     */
+    public Flow<ByteString, ByteString, NotUsed> accept(RdmaProtocol.ConnectionRequested request, Options options) {
+        return framed(ConnectionStage.accepting(request.connection(), request.remote(), settings(options),
+                options.halfClose()), options).mapMaterializedValue(connected -> NotUsed.getInstance());
+    }
+
     /** Elements over a connection's bytes, each behind its length, failing after the idle timeout if any. */
-    Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> framed(ConnectionStage connection,
-                                                                            Options options) {
+    private Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> framed(ConnectionStage connection,
+                                                                                    Options options) {
         Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> framed =
                 Framing.simpleFramingProtocol(settings(options).maxMessageSize()).join(Flow.fromGraph(connection),
                         (notUsed, connected) -> connected);
@@ -156,7 +180,7 @@ public final class RdmaStreams {
     }
 
     /** The settings of a connection made with {@code options}. */
-    RdmaSettings settings(Options options) {
+    private RdmaSettings settings(Options options) {
         return settings.with(options.connection());
     }
 
@@ -169,9 +193,9 @@ public final class RdmaStreams {
         }
     }
 
-    /** A connection a peer asked for; materializing {@link #flow} accepts it. */
+    /** A connection a peer asked for, with the private data its request carried; materializing {@link #flow} accepts it. */
     public record IncomingConnection(InetSocketAddress localAddress, InetSocketAddress remoteAddress,
-                                     Flow<ByteString, ByteString, NotUsed> flow) {
+                                     ByteString privateData, Flow<ByteString, ByteString, NotUsed> flow) {
         /** Accepts the connection and runs {@code handler} on it, as Pekko's Tcp does. */
         public <M> M handleWith(Flow<ByteString, ByteString, M> handler, ClassicActorSystemProvider system) {
             return flow.joinMat(handler, (notUsed, m) -> m).run(system);
