@@ -5,6 +5,7 @@
 # Usage: [MODULE=testkit] native/run-in-softroce.sh [--no-build] [JUnit console selectors...]
 #   MODULE core (default): the jna provider's tests, conformance included (io.rdmaactors.jna)
 #   MODULE testkit: the actor tests (io.rdmaactors.actors) on the jna fabric
+#   MODULE cluster: the cluster tests (io.rdmaactors.cluster), members in one JVM and in three
 # Builds the module and what it needs on the host (Maven; MVN="mvn -o" for offline), writes its test
 # class path to <module>/target/test-classpath.txt, then runs the JUnit console launcher inside the
 # guest, with rdma-actors on the jna fabric and the tests on the guest's RoCE address.
@@ -39,6 +40,7 @@ if [ ${#SELECT[@]} -eq 0 ]; then
   case $MODULE in
     # 100 connections x 1,000 messages takes too long under emulation
     testkit) SELECT=(--select-package io.rdmaactors.actors --exclude-classname '.*ManyConnectionsTest') ;;
+    cluster) SELECT=(--select-package io.rdmaactors.cluster) ;;
     *) SELECT=(--select-package io.rdmaactors.jna) ;;
   esac
 fi

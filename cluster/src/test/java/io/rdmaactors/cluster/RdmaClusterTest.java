@@ -49,10 +49,11 @@ import org.junit.jupiter.api.Timeout;
  * fabric): every pair gets one RDMA connection as they come Up, and loses it when a member leaves,
  * is downed, or comes back on the same address as a new incarnation.
  */
-@Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
 class RdmaClusterTest {
 
-    private static final Duration WAIT = Duration.ofSeconds(30);
+    /** An upper bound, long enough for members forming a cluster in the emulated Soft-RoCE guest (jna). */
+    private static final Duration WAIT = Duration.ofSeconds(90);
     private final List<ActorTestKit> members = new ArrayList<>();
 
     /** A member whose failure detector the test holds ({@link PuppetFailureDetector}), named {@code observer}. */
@@ -125,7 +126,7 @@ class RdmaClusterTest {
 
     private static Fabric fabric(Member m) throws Exception {
         return AskPattern.<RdmaProtocol.ManagerCommand, Fabric>ask(Rdma.get(m.kit.system()).manager(),
-                RdmaProtocol.GetFabric::new, WAIT, m.kit.scheduler()).toCompletableFuture().get(30, TimeUnit.SECONDS);
+                RdmaProtocol.GetFabric::new, WAIT, m.kit.scheduler()).toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
     }
 
     /** The QPs this member's fabric holds: one per connection. */
@@ -204,7 +205,7 @@ class RdmaClusterTest {
         Cluster.get(a.kit.system()).manager().tell(new Down(c.address));
         awaitDisconnected(a, c.address);
         awaitDisconnected(b, c.address);
-        c.kit.system().getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        c.kit.system().getWhenTerminated().toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
         awaitQueuePairs(a, 1);
 
         Member again = start(port, a.address);
@@ -273,7 +274,7 @@ class RdmaClusterTest {
                     from.getRef().tell(stream.member());
                     stream.handleWith(Flow.create(), at.kit.system());
                 }))
-                .run(at.kit.system()).toCompletableFuture().get(30, TimeUnit.SECONDS);
+                .run(at.kit.system()).toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
     }
 
     @Test
@@ -289,7 +290,7 @@ class RdmaClusterTest {
         }
         List<ByteString> echoed = Source.from(sent)
                 .via(RdmaCluster.get(a.kit.system()).streamTo(b.address, "echo"))
-                .runWith(Sink.seq(), a.kit.system()).toCompletableFuture().get(30, TimeUnit.SECONDS);
+                .runWith(Sink.seq(), a.kit.system()).toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
         assertEquals(sent, echoed, "every element back, whole and in order");
         assertEquals(a.address, from.receiveMessage(WAIT), "the member that opened the stream");
         awaitQueuePairs(a, 1);
@@ -306,11 +307,11 @@ class RdmaClusterTest {
         RdmaCluster cluster = RdmaCluster.get(a.kit.system());
         ExecutionException noChannel = assertThrows(ExecutionException.class, () -> Source.single(ByteString.fromString("x"))
                 .via(cluster.streamTo(b.address, "nobody-listens")).runWith(Sink.seq(), a.kit.system())
-                .toCompletableFuture().get(30, TimeUnit.SECONDS));
+                .toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS));
         assertInstanceOf(RdmaStreams.ConnectionFailed.class, noChannel.getCause());
         ExecutionException noMember = assertThrows(ExecutionException.class, () -> Source.single(ByteString.fromString("x"))
                 .via(cluster.streamTo(new Address("pekko", "members", "127.0.0.1", 1), "echo"))
-                .runWith(Sink.seq(), a.kit.system()).toCompletableFuture().get(30, TimeUnit.SECONDS));
+                .runWith(Sink.seq(), a.kit.system()).toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS));
         assertInstanceOf(RdmaStreams.ConnectionFailed.class, noMember.getCause());
         assertTrue(noMember.getCause().getMessage().contains("127.0.0.1:1"), noMember.getCause().getMessage());
         assertThrows(IllegalArgumentException.class, () -> cluster.streamTo(b.address, "c".repeat(48)));
@@ -334,13 +335,13 @@ class RdmaClusterTest {
                 CompletionStage<List<ByteString>>> open = Source.<ByteString>queue(16)
                 .viaMat(RdmaCluster.get(a.kit.system()).streamTo(b.address, "echo"), Keep.both())
                 .toMat(Sink.seq(), Keep.both()).run(a.kit.system());
-        open.first().second().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        open.first().second().toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
         from.receiveMessage(WAIT);
         awaitQueuePairs(b, 2);
 
         PuppetFailureDetector.CUT.add(PuppetFailureDetector.pair(a.observer, b.address));
         ExecutionException failed = assertThrows(ExecutionException.class,
-                () -> open.second().toCompletableFuture().get(30, TimeUnit.SECONDS));
+                () -> open.second().toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS));
         assertInstanceOf(RdmaStreams.ConnectionFailed.class, failed.getCause());
         assertTrue(failed.getCause().getMessage().contains("unreachable"), failed.getCause().getMessage());
         awaitQueuePairs(a, 0);

@@ -10,7 +10,10 @@ import io.rdmaactors.cluster.RdmaClusterProtocol.PeerReceived;
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.InputStreamReader;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -33,10 +36,25 @@ import org.junit.jupiter.api.Timeout;
  * links between processes, the two other processes reach each other too, and a member killed
  * with SIGKILL is seen gone by this one.
  */
-@Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Timeout(value = 600, unit = TimeUnit.SECONDS)
 class ThreeProcessesTest {
 
-    private static final Duration WAIT = Duration.ofSeconds(60);
+    /** Long enough for three JVMs to start in the emulated Soft-RoCE guest. */
+    private static final Duration WAIT = Duration.ofSeconds(180);
+
+    /**
+     * The class path a member process needs: the JVM's, and that of the class loader a launcher
+     * adds (JUnit's console launcher, which runs the tests in the guest, gives it there).
+     */
+    private static String classPath() throws Exception {
+        List<String> parts = new ArrayList<>(List.of(System.getProperty("java.class.path")));
+        if (ClusterMemberProcess.class.getClassLoader() instanceof URLClassLoader loader) {
+            for (URL url : loader.getURLs()) {
+                parts.add(Path.of(url.toURI()).toString());
+            }
+        }
+        return String.join(File.pathSeparator, parts);
+    }
 
     @Test
     void threeProcessesConnectInPairsAndAKilledOneIsSeenGone() throws Exception {
@@ -51,7 +69,7 @@ class ThreeProcessesTest {
             List<Address> others = new ArrayList<>();
             for (int i = 0; i < 2; i++) {
                 Process p = new ProcessBuilder(List.of(System.getProperty("java.home") + File.separator + "bin"
-                        + File.separator + "java", "-cp", System.getProperty("java.class.path"), "-Xmx256m",
+                        + File.separator + "java", "-cp", classPath(), "-Xmx256m",
                         ClusterMemberProcess.class.getName(), self.toString()))
                         .redirectError(ProcessBuilder.Redirect.INHERIT).start();
                 processes.add(p);
