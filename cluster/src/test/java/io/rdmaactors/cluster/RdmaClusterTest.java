@@ -267,14 +267,16 @@ class RdmaClusterTest {
         return List.of(a, b);
     }
 
-    /** Binds {@code channel} on {@code at}, echoing every stream opened to it; the members who opened them go to {@code from}. */
-    private static void echo(Member at, String channel, TestProbe<Address> from) throws Exception {
+    /** Binds {@code channel} on {@code at}, echoing every stream opened to it; the probe hears who opened each. */
+    private static TestProbe<Address> echo(Member at, String channel) throws Exception {
+        TestProbe<Address> from = at.kit.createTestProbe();
         RdmaCluster.get(at.kit.system()).incomingStreams(channel)
                 .to(Sink.foreach(stream -> {
                     from.getRef().tell(stream.member());
                     stream.handleWith(Flow.create(), at.kit.system());
                 }))
                 .run(at.kit.system()).toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        return from;
     }
 
     @Test
@@ -282,8 +284,7 @@ class RdmaClusterTest {
         List<Member> m = twoMembers();
         Member a = m.get(0);
         Member b = m.get(1);
-        TestProbe<Address> from = b.kit.createTestProbe();
-        echo(b, "echo", from);
+        TestProbe<Address> from = echo(b, "echo");
         List<ByteString> sent = new ArrayList<>();
         for (int i = 0; i < 200; i++) {
             sent.add(ByteString.fromString("element " + i + "x".repeat(i * 37)));
@@ -316,8 +317,8 @@ class RdmaClusterTest {
         assertTrue(noMember.getCause().getMessage().contains("127.0.0.1:1"), noMember.getCause().getMessage());
         assertThrows(IllegalArgumentException.class, () -> cluster.streamTo(b.address, "c".repeat(48)));
 
-        echo(b, "echo", b.kit.createTestProbe());
-        ExecutionException taken = assertThrows(ExecutionException.class, () -> echo(b, "echo", b.kit.createTestProbe()));
+        echo(b, "echo");
+        ExecutionException taken = assertThrows(ExecutionException.class, () -> echo(b, "echo"));
         assertInstanceOf(IllegalStateException.class, taken.getCause());
         awaitQueuePairs(a, 1);
         awaitQueuePairs(b, 1);
@@ -329,8 +330,7 @@ class RdmaClusterTest {
         List<Member> m = twoMembers();
         Member a = m.get(0);
         Member b = m.get(1);
-        TestProbe<Address> from = b.kit.createTestProbe();
-        echo(b, "echo", from);
+        TestProbe<Address> from = echo(b, "echo");
         Pair<Pair<BoundedSourceQueue<ByteString>, CompletionStage<RdmaStreams.OutgoingConnection>>,
                 CompletionStage<List<ByteString>>> open = Source.<ByteString>queue(16)
                 .viaMat(RdmaCluster.get(a.kit.system()).streamTo(b.address, "echo"), Keep.both())
