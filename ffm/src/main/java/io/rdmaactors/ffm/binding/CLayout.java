@@ -87,9 +87,16 @@ public final class CLayout {
 
     /** The offset of a member named by its dotted path ({@code wr.rdma.rkey}), as C's offsetof. */
     public static long offset(GroupLayout layout, String path) {
-        PathElement[] elements = Arrays.stream(path.split("\\.")).map(PathElement::groupElement)
-                .toArray(PathElement[]::new);
-        return layout.byteOffset(elements);
+        return layout.byteOffset(elements(path));
+    }
+
+    /** The layout of the member named by its dotted path. */
+    public static MemoryLayout member(GroupLayout layout, String path) {
+        return layout.select(elements(path));
+    }
+
+    private static PathElement[] elements(String path) {
+        return Arrays.stream(path.split("\\.")).map(PathElement::groupElement).toArray(PathElement[]::new);
     }
 
     /** The dotted paths of every named member, nested structs and unions included, {@code pad_*} left out. */
