@@ -47,7 +47,7 @@ final class JnaDevice implements Device {
     JnaDevice(JnaFabric fabric, long context) {
         this.fabric = fabric;
         this.context = context;
-        this.ops = ContextOps.of(context);
+        this.ops = fabric.ops(context);
         this.name = Ibverbs.ibv_get_device_name(new Pointer(context).getLong(IbvContext.DEVICE));
     }
 

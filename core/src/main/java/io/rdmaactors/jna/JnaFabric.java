@@ -2,6 +2,7 @@ package io.rdmaactors.jna;
 
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
+import io.rdmaactors.jna.binding.ContextOps;
 import io.rdmaactors.jna.binding.LibC;
 import io.rdmaactors.jna.binding.NativeLibraries;
 import io.rdmaactors.jna.binding.RdmaAddrinfo;
@@ -23,6 +24,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongFunction;
 
 /**
  * The rdma-core fabric. Its devices are the verbs contexts librdmacm opened ({@code rdma_get_devices}),
@@ -45,9 +47,17 @@ final class JnaFabric implements Fabric {
     private final Set<JnaResource> live = ConcurrentHashMap.newKeySet();
     private final List<JnaDevice> devices = new ArrayList<>();
     private final long deviceList;
+    private final String provider;
+    private final LongFunction<ContextOps> ops;
     private volatile boolean closed;
 
-    JnaFabric() {
+    /**
+     * @param provider its name ({@code jna}, or {@code ffm} where the inline verbs go through FFM)
+     * @param ops      the inline verbs of a verbs context
+     */
+    JnaFabric(String provider, LongFunction<ContextOps> ops) {
+        this.provider = provider;
+        this.ops = ops;
         int[] count = new int[1];
         deviceList = Rdmacm.rdma_get_devices(count);
         if (deviceList != 0) {
@@ -60,7 +70,12 @@ final class JnaFabric implements Fabric {
 
     @Override
     public String provider() {
-        return "jna";
+        return provider;
+    }
+
+    /** How the devices call the inline verbs of their context. */
+    ContextOps ops(long context) {
+        return ops.apply(context);
     }
 
     @Override

@@ -1,8 +1,10 @@
 package io.rdmaactors.verbs;
 
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 
 /**
@@ -47,15 +49,36 @@ public interface Fabric extends AutoCloseable {
     @Override
     void close();
 
-    /** Opens the fabric of the named provider with provider options. */
+    /**
+     * Opens the fabric of the named provider with provider options. A provider that cannot load
+     * here (the ffm provider on a Java older than 22) is passed over, and named in the error if
+     * nothing else answers to the name.
+     */
     static Fabric open(String provider, Map<String, String> options) {
-        for (FabricProvider p : ServiceLoader.load(FabricProvider.class, Fabric.class.getClassLoader())) {
+        Iterator<FabricProvider> providers = ServiceLoader.load(FabricProvider.class, Fabric.class.getClassLoader())
+                .iterator();
+        String unloadable = null;
+        while (true) {
+            FabricProvider p;
+            try {
+                if (!providers.hasNext()) {
+                    break;
+                }
+                p = providers.next();
+            } catch (ServiceConfigurationError e) {
+                unloadable = e.getMessage();
+                continue;
+            }
             if (p.name().equals(provider)) {
                 return p.open(options);
             }
         }
+        if (provider.equals("ffm") && Runtime.version().feature() < 22) {
+            throw new FabricUnavailableException("Fabric.open", "the ffm provider needs Java 22 or newer (this is Java "
+                    + Runtime.version().feature() + ") and rdma-actors-ffm on the class path", null);
+        }
         throw new FabricUnavailableException("Fabric.open", "no fabric provider named '" + provider
-                + "' on the class path", null);
+                + "' on the class path" + (unloadable == null ? "" : " (one could not load: " + unloadable + ")"), null);
     }
 
     static Fabric open(String provider) {

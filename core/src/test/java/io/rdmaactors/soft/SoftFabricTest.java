@@ -117,6 +117,14 @@ class SoftFabricTest {
         assertThrows(InvalidRequestException.class, () -> Fabric.open("soft", Map.of("devices", "0")));
     }
 
+    /** The ffm provider is its own module, for Java 22+: without it the error says what it needs. */
+    @Test
+    void theFfmProviderAbsentIsOneClearError() {
+        FabricUnavailableException e = assertThrows(FabricUnavailableException.class, () -> Fabric.open("ffm"));
+        String expected = Runtime.version().feature() < 22 ? "needs Java 22 or newer" : "no fabric provider named 'ffm'";
+        assertTrue(e.getMessage().contains(expected), e.getMessage());
+    }
+
     @Test
     void closingTheFabricClosesEverythingAndStopsItsThreads() throws Exception {
         Fabric fabric = Fabric.open("soft");
