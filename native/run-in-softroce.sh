@@ -6,8 +6,9 @@
 #   MODULE core (default): the jna provider's tests, conformance included (io.rdmaactors.jna)
 #   MODULE testkit: the actor tests (io.rdmaactors.actors) on the jna fabric
 #   MODULE cluster: the cluster tests (io.rdmaactors.cluster), members in one JVM and in three
-#   MODULE ffm: the ffm module's tests (io.rdmaactors.ffm) and the jna provider's, conformance
-#     included, on the ffm provider; needs Java 22+: JAVA_HOME names it for the build and the guest
+#   MODULE ffm: the ffm module's tests (io.rdmaactors.ffm), and the jna provider's (conformance
+#     included) and the actor tests on the ffm provider; needs Java 22+: JAVA_HOME names it for the
+#     build and the guest
 # Builds the module and what it needs on the host (Maven; MVN="mvn -o" for offline), writes its test
 # class path to <module>/target/test-classpath.txt, then runs the JUnit console launcher inside the
 # guest, with rdma-actors on the jna fabric and the tests on the guest's RoCE address.
@@ -44,19 +45,21 @@ if [ ${#SELECT[@]} -eq 0 ]; then
     # 100 connections x 1,000 messages takes too long under emulation
     testkit) SELECT=(--select-package io.rdmaactors.actors --exclude-classname '.*ManyConnectionsTest') ;;
     cluster) SELECT=(--select-package io.rdmaactors.cluster) ;;
-    ffm) SELECT=(--select-package io.rdmaactors.ffm --select-package io.rdmaactors.jna) ;;
+    ffm) SELECT=(--select-package io.rdmaactors.ffm --select-package io.rdmaactors.jna
+          --select-package io.rdmaactors.actors --exclude-classname '.*ManyConnectionsTest') ;;
     *) SELECT=(--select-package io.rdmaactors.jna) ;;
   esac
 fi
 # The guest starts clean (env -i): JVM settings travel in the command. C1 and the serial collector
 # start fastest under software emulation.
 JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java
-# FFM downcalls need native access granted (Java 22+ only knows the flag); the jna tests run on ffm
-NATIVE_ACCESS=
+# On ffm, the jna and actor tests run on the ffm provider, whose downcalls need native access
+# granted (a flag only Java 22+ knows)
+PROVIDER=jna; NATIVE_ACCESS=
 if [ "$MODULE" = ffm ]; then
-  NATIVE_ACCESS='--enable-native-access=ALL-UNNAMED -Drdma-actors.test.rdma-core-provider=ffm'
+  PROVIDER=ffm; NATIVE_ACCESS='--enable-native-access=ALL-UNNAMED -Drdma-actors.test.rdma-core-provider=ffm'
 fi
-CMD="export JAVA_TOOL_OPTIONS='-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Drdma-actors.fabric=jna -Drdma-actors.test.address=$ADDR -Dpekko.logger-startup-timeout=60s $NATIVE_ACCESS'; ulimit -l unlimited;
+CMD="export JAVA_TOOL_OPTIONS='-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Drdma-actors.fabric=$PROVIDER -Drdma-actors.test.address=$ADDR -Dpekko.logger-startup-timeout=60s $NATIVE_ACCESS'; ulimit -l unlimited;
 rdma link show; $JAVA -jar $LAUNCHER execute --disable-banner --disable-ansi-colors --details=tree --class-path $CP \
 --reports-dir $MODULE/target/softroce-reports $(printf '%q ' "${SELECT[@]}")"
 start=$(date +%s)

@@ -216,7 +216,6 @@ class CompletionPollerTest {
         return pairs;
     }
 
-    /** Every client sends at once, then every server must hear its own message. */
     /** Closes every pair and the listener; every spin turn the connections held must come back. */
     private void closeAndAwaitSpinTurnsBack(RdmaTestKit.Listener listener, List<RdmaTestKit.Pair> pairs) {
         pairs.forEach(p -> kit.close(p));
