@@ -25,7 +25,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Send/receive ping-pong latency on the jna provider (rdma-core), the Java counterpart of
+ * Send/receive ping-pong latency on rdma-core (the jna provider, or {@code --provider=ffm}: its
+ * post, poll and arm through FFM, on Java 22+ with the ffm module on the class path), the Java counterpart of
  * rdma-core's {@code ib_send_lat -R}: one RC connection set up through the CM, client and server
  * in one process on the device's address (10.0.2.15 in the Soft-RoCE guest), {@code size}-byte
  * inline SENDs, every thread busy-polling its own CQ. The client times each round trip (post of
@@ -45,24 +46,29 @@ public final class JnaPingPong {
     private static final long RUN_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(300);
     private static final String USAGE = "JnaPingPong [--address=IPv4 of the RDMA device, default 10.0.2.15]"
             + " [--port=N CM port, default 0: any] [--iterations=N measured round trips, default 10000]"
-            + " [--warmup=N, default 20000] [--size=N bytes, default 64]";
+            + " [--warmup=N, default 20000] [--size=N bytes, default 64] [--provider=jna|ffm, default jna]";
 
     private final int size;
+    private final String provider;
     private final long deadline = System.nanoTime() + RUN_LIMIT_NANOS;
 
-    private JnaPingPong(int size) {
+    private JnaPingPong(int size, String provider) {
         this.size = size;
+        this.provider = provider;
     }
 
     public static void main(String[] args) {
-        // --address is a string, which BenchSupport.Options does not parse: taken out here
+        // --address and --provider are strings, which BenchSupport.Options does not parse: taken out here
         String address = "10.0.2.15";
+        String provider = "jna";
         List<String> rest = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             if (args[i].startsWith("--address=")) {
                 address = args[i].substring("--address=".length());
             } else if (args[i].equals("--address") && i + 1 < args.length) {
                 address = args[++i];
+            } else if (args[i].startsWith("--provider=")) {
+                provider = args[i].substring("--provider=".length());
             } else {
                 rest.add(args[i]);
             }
@@ -74,8 +80,9 @@ public final class JnaPingPong {
         int warmup = o.integer("warmup", 20_000, 0);
         int size = o.integer("size", 64, 1);
         String host = address;
+        String on = provider;
         BenchSupport.runOrReport("JnaPingPong",
-                () -> new JnaPingPong(size).run(new InetSocketAddress(host, port), iterations, warmup));
+                () -> new JnaPingPong(size, on).run(new InetSocketAddress(host, port), iterations, warmup));
     }
 
     /** One end of the connection: its id, PD, CQ, QP and one registered buffer. */
@@ -151,13 +158,13 @@ public final class JnaPingPong {
     }
 
     private void run(InetSocketAddress address, int iterations, int warmup) throws Exception {
-        System.out.printf("JnaPingPong: %d-byte inline SEND/RECV ping-pong over the CM on %s, busy polling;"
-                + " warm-up %d, %d measured round trips%n", size, address.getAddress().getHostAddress(), warmup,
-                iterations);
+        System.out.printf("JnaPingPong: %d-byte inline SEND/RECV ping-pong over the CM on %s, provider %s, busy"
+                + " polling; warm-up %d, %d measured round trips%n", size, address.getAddress().getHostAddress(),
+                provider, warmup, iterations);
         long[] rtt = new long[iterations];
         long ledgerTotal;
         String deviceName;
-        try (Fabric fabric = Fabric.open("jna")) {
+        try (Fabric fabric = Fabric.open(provider)) {
             EventChannel serverEvents = fabric.createEventChannel();
             EventChannel clientEvents = fabric.createEventChannel();
             CmId listener = fabric.createCmId(serverEvents, PortSpace.TCP);
