@@ -1,18 +1,20 @@
 #!/bin/bash
-# rdma-core's mckey against rdma-actors' multicast program, both directions, on the jna provider:
+# rdma-core's mckey against rdma-actors' multicast program, both directions, on the jna provider
+# (FABRIC=ffm: the ffm provider, see examples-command.sh):
 # mckey sends to a group our receiver joined, then our sender sends to a group mckey joined. Runs
 # where an RDMA device is: inside the Soft-RoCE guest (native/softroce-vm/vm.sh
 # 'native/mckey-interop.sh'), or on a host with RDMA hardware. Needs the examples built on the
 # host first (mvn -B package -DskipTests).
 # Env: ADDR (the device's IPv4 address; 10.0.2.15 in the guest), GROUP (239.1.2.3), COUNT (10),
-# SIZE (100, mckey's default).
+# SIZE (100, mckey's default), FABRIC (jna).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ADDR=${ADDR:-10.0.2.15}
 GROUP=${GROUP:-239.1.2.3}
 COUNT=${COUNT:-10}
 SIZE=${SIZE:-100}
-JAVA_MC=(java -jar examples/target/rdma-actors-examples.jar multicast --fabric jna -m "$GROUP" -b "$ADDR"
+source native/examples-command.sh
+JAVA_MC=("${EXAMPLES[@]}" multicast --fabric "$FABRIC" -m "$GROUP" -b "$ADDR"
   -C "$COUNT" -S "$SIZE")
 log=$(mktemp)
 
@@ -41,4 +43,4 @@ await_join "mckey: joined" "$log"
 "${JAVA_MC[@]}" -s
 wait "$receiver" || { cat "$log"; exit 1; }
 cat "$log"
-echo "mckey interop: both directions, $COUNT datagrams of $SIZE bytes each"
+echo "mckey interop ($FABRIC): both directions, $COUNT datagrams of $SIZE bytes each"

@@ -1,15 +1,16 @@
 #!/bin/bash
 # rdma-core's rping against rdma-actors' rping-compatible program, both roles, on the jna
-# provider. Runs where an RDMA device is: inside the Soft-RoCE guest
+# provider (FABRIC=ffm: the ffm provider, see examples-command.sh). Runs where an RDMA device is: inside the Soft-RoCE guest
 # (native/softroce-vm/vm.sh 'native/rping-interop.sh'), or on a host with RDMA hardware.
 # Needs the examples built on the host first (mvn -B package -DskipTests).
-# Env: ADDR (the device's IPv4 address; 10.0.2.15 in the guest), COUNT (100), SIZE (64).
+# Env: ADDR (the device's IPv4 address; 10.0.2.15 in the guest), COUNT (100), SIZE (64), FABRIC (jna).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ADDR=${ADDR:-10.0.2.15}
 COUNT=${COUNT:-100}
 SIZE=${SIZE:-64}
-JAVA_RPING=(java -jar examples/target/rdma-actors-examples.jar rping --fabric jna -a "$ADDR" -C "$COUNT" -S "$SIZE")
+source native/examples-command.sh
+JAVA_RPING=("${EXAMPLES[@]}" rping --fabric "$FABRIC" -a "$ADDR" -C "$COUNT" -S "$SIZE")
 
 echo "== rdma-actors server, rping client"
 "${JAVA_RPING[@]}" -s -p 7174 &
@@ -29,4 +30,4 @@ server=$!
 sleep 1
 "${JAVA_RPING[@]}" -c -p 7175
 wait "$server"
-echo "rping interop: both roles, $COUNT pings of $SIZE bytes each, data verified"
+echo "rping interop ($FABRIC): both roles, $COUNT pings of $SIZE bytes each, data verified"

@@ -5,7 +5,9 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
+import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -47,12 +49,27 @@ final class RdmaFlags {
     @Option(names = "--version", versionHelp = true, description = "print the version and exit")
     boolean version;
 
-    @Option(names = "--fabric", defaultValue = "soft", description = "soft (default, software RDMA) or jna (rdma-core)")
+    @Option(names = "--fabric", defaultValue = "soft",
+            description = "soft (default, software RDMA), jna (rdma-core) or ffm (rdma-core through FFM: Java 22+"
+                    + " and rdma-actors-ffm on the class path)")
     void fabric(String name) {
         List<String> known = new ArrayList<>();
-        ServiceLoader.load(FabricProvider.class, RdmaFlags.class.getClassLoader()).forEach(p -> known.add(p.name()));
+        Iterator<FabricProvider> providers = ServiceLoader.load(FabricProvider.class, RdmaFlags.class.getClassLoader())
+                .iterator();
+        while (true) {
+            try {
+                if (!providers.hasNext()) {
+                    break;
+                }
+                known.add(providers.next().name());
+            } catch (ServiceConfigurationError e) {
+                // a provider for a newer Java than this one: not one to choose here
+            }
+        }
         if (!known.contains(name)) {
-            throw usage("unknown fabric '" + name + "': choose one of " + known);
+            throw usage(name.equals("ffm") ? "the ffm fabric needs Java 22 or newer (this is Java "
+                    + Runtime.version().feature() + ") and rdma-actors-ffm on the class path"
+                    : "unknown fabric '" + name + "': choose one of " + known);
         }
         fabric = name;
     }

@@ -126,6 +126,16 @@ class ExamplesTest {
         assertFalse(err.toString().contains("\tat "), err.toString());
     }
 
+    /** The examples do not carry the ffm module: asked for it, they say what it needs, in one line. */
+    @Test
+    void theFfmFabricWithoutItsModuleSaysWhatItNeeds() {
+        StringWriter err = new StringWriter();
+        CommandLine line = Main.commandLine();
+        line.setErr(new PrintWriter(err, true));
+        assertEquals(2, line.execute("devices", "--fabric", "ffm"), err.toString());
+        assertTrue(err.toString().contains("the ffm fabric needs Java 22 or newer"), err.toString());
+    }
+
     /** -V is verify, as in rping; the version is --version only. */
     @Test
     void versionIsLongOnly() {
