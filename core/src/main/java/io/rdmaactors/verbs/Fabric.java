@@ -1,5 +1,6 @@
 package io.rdmaactors.verbs;
 
+import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -49,36 +50,54 @@ public interface Fabric extends AutoCloseable {
     @Override
     void close();
 
-    /**
-     * Opens the fabric of the named provider with provider options. A provider that cannot load
-     * here (the ffm provider on a Java older than 22) is passed over, and named in the error if
-     * nothing else answers to the name.
-     */
+    /** Opens the fabric of the named provider with provider options. */
     static Fabric open(String provider, Map<String, String> options) {
-        Iterator<FabricProvider> providers = ServiceLoader.load(FabricProvider.class, Fabric.class.getClassLoader())
-                .iterator();
-        String unloadable = null;
-        while (true) {
-            FabricProvider p;
-            try {
-                if (!providers.hasNext()) {
-                    break;
-                }
-                p = providers.next();
-            } catch (ServiceConfigurationError e) {
-                unloadable = e.getMessage();
-                continue;
-            }
+        for (FabricProvider p : providers(new ArrayList<>())) {
             if (p.name().equals(provider)) {
                 return p.open(options);
             }
         }
+        throw new FabricUnavailableException("Fabric.open", missing(provider), null);
+    }
+
+    /** The names of the providers on the class path that load here. */
+    static List<String> providerNames() {
+        return providers(new ArrayList<>()).stream().map(FabricProvider::name).toList();
+    }
+
+    /**
+     * Why no provider named {@code provider} is here, in one line: the ffm provider on a Java
+     * older than 22, else the names there are, and a provider that could not load, if one did not.
+     */
+    static String missing(String provider) {
         if (provider.equals("ffm") && Runtime.version().feature() < 22) {
-            throw new FabricUnavailableException("Fabric.open", "the ffm provider needs Java 22 or newer (this is Java "
-                    + Runtime.version().feature() + ") and rdma-actors-ffm on the class path", null);
+            return "the ffm provider needs Java 22 or newer (this is Java " + Runtime.version().feature()
+                    + ") and rdma-actors-ffm on the class path";
         }
-        throw new FabricUnavailableException("Fabric.open", "no fabric provider named '" + provider
-                + "' on the class path" + (unloadable == null ? "" : " (one could not load: " + unloadable + ")"), null);
+        List<String> unloadable = new ArrayList<>();
+        List<String> names = providers(unloadable).stream().map(FabricProvider::name).toList();
+        return "no fabric provider named '" + provider + "' on the class path (there are " + names + ")"
+                + (unloadable.isEmpty() ? "" : "; one could not load: " + unloadable.get(0));
+    }
+
+    /**
+     * The providers on the class path, passing over one that cannot load here (the ffm provider on
+     * a Java older than 22), whose error goes to {@code unloadable}.
+     */
+    private static List<FabricProvider> providers(List<String> unloadable) {
+        Iterator<FabricProvider> found = ServiceLoader.load(FabricProvider.class, Fabric.class.getClassLoader())
+                .iterator();
+        List<FabricProvider> providers = new ArrayList<>();
+        while (true) {
+            try {
+                if (!found.hasNext()) {
+                    return providers;
+                }
+                providers.add(found.next());
+            } catch (ServiceConfigurationError e) {
+                unloadable.add(e.getMessage());
+            }
+        }
     }
 
     static Fabric open(String provider) {

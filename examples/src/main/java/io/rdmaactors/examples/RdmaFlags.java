@@ -1,14 +1,9 @@
 package io.rdmaactors.examples;
 
-import io.rdmaactors.verbs.FabricProvider;
+import io.rdmaactors.verbs.Fabric;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
-import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.List;
-import java.util.ServiceConfigurationError;
-import java.util.ServiceLoader;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -53,23 +48,8 @@ final class RdmaFlags {
             description = "soft (default, software RDMA), jna (rdma-core) or ffm (rdma-core through FFM: Java 22+"
                     + " and rdma-actors-ffm on the class path)")
     void fabric(String name) {
-        List<String> known = new ArrayList<>();
-        Iterator<FabricProvider> providers = ServiceLoader.load(FabricProvider.class, RdmaFlags.class.getClassLoader())
-                .iterator();
-        while (true) {
-            try {
-                if (!providers.hasNext()) {
-                    break;
-                }
-                known.add(providers.next().name());
-            } catch (ServiceConfigurationError e) {
-                // a provider for a newer Java than this one: not one to choose here
-            }
-        }
-        if (!known.contains(name)) {
-            throw usage(name.equals("ffm") ? "the ffm fabric needs Java 22 or newer (this is Java "
-                    + Runtime.version().feature() + ") and rdma-actors-ffm on the class path"
-                    : "unknown fabric '" + name + "': choose one of " + known);
+        if (!Fabric.providerNames().contains(name)) {
+            throw usage(Fabric.missing(name));
         }
         fabric = name;
     }

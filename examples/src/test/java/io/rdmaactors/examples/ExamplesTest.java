@@ -133,7 +133,7 @@ class ExamplesTest {
         CommandLine line = Main.commandLine();
         line.setErr(new PrintWriter(err, true));
         assertEquals(2, line.execute("devices", "--fabric", "ffm"), err.toString());
-        assertTrue(err.toString().contains("the ffm fabric needs Java 22 or newer"), err.toString());
+        assertTrue(err.toString().contains("the ffm provider needs Java 22 or newer"), err.toString());
     }
 
     /** -V is verify, as in rping; the version is --version only. */
