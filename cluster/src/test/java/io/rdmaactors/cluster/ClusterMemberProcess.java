@@ -38,6 +38,8 @@ public final class ClusterMemberProcess {
                 pekko.remote.artery.canonical.port = %d
                 pekko.cluster.jmx.enabled = off
                 pekko.loglevel = WARNING
+                # leaving the cluster takes several gossip rounds, which in an emulated guest outlast the default 10 s
+                pekko.actor.testkit.typed.system-shutdown-default = 60s
                 rdma-actors.cluster.hostname = "%s"
                 """.formatted(port, System.getProperty("rdma-actors.test.address", ""))).withFallback(ConfigFactory.load());
     }

@@ -83,8 +83,21 @@ class RdmaClusterTest {
     @AfterEach
     void stop() {
         PuppetFailureDetector.CUT.clear();
+        // every member is stopped even where one outlasts its shutdown timeout, so the next test starts clean
+        RuntimeException failed = null;
         for (ActorTestKit kit : members) {
-            kit.shutdownTestKit();
+            try {
+                kit.shutdownTestKit();
+            } catch (RuntimeException e) {
+                if (failed == null) {
+                    failed = e;
+                } else {
+                    failed.addSuppressed(e);
+                }
+            }
+        }
+        if (failed != null) {
+            throw failed;
         }
     }
 
