@@ -1,10 +1,9 @@
 package io.rdmaactors.jna;
 
+import io.rdmaactors.jna.binding.RdmaCore;
 import com.sun.jna.Memory;
-import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import io.rdmaactors.jna.binding.LibC;
-import io.rdmaactors.jna.binding.NativeLibraries;
 import io.rdmaactors.verbs.ResourceClosedException;
 import java.time.Duration;
 
@@ -15,19 +14,21 @@ import java.time.Duration;
  */
 final class FdWaiter {
 
+    private final RdmaCore core;
     private final int wakeFd;
     private final Memory pollFds = new Memory(16);
     private final byte[] counter = new byte[8];
     private volatile boolean shutdown;
 
-    FdWaiter(int fd, String call) {
-        int flags = LibC.fcntl(fd, LibC.F_GETFL, 0);
-        if (flags < 0 || LibC.fcntl(fd, LibC.F_SETFL, flags | LibC.O_NONBLOCK) < 0) {
-            throw NativeLibraries.lastError(call);
+    FdWaiter(RdmaCore core, int fd, String call) {
+        this.core = core;
+        int flags = core.fcntl(fd, LibC.F_GETFL, 0);
+        if (flags < 0 || core.fcntl(fd, LibC.F_SETFL, flags | LibC.O_NONBLOCK) < 0) {
+            throw core.lastError(call);
         }
-        wakeFd = LibC.eventfd(0, LibC.EFD_NONBLOCK | LibC.EFD_CLOEXEC);
+        wakeFd = core.eventfd(0, LibC.EFD_NONBLOCK | LibC.EFD_CLOEXEC);
         if (wakeFd < 0) {
-            throw NativeLibraries.lastError("eventfd");
+            throw core.lastError("eventfd");
         }
         pollFds.setInt(0, fd);
         pollFds.setShort(4, LibC.POLLIN);
@@ -49,19 +50,19 @@ final class FdWaiter {
         pollFds.setShort(6, (short) 0);
         pollFds.setShort(14, (short) 0);
         long ms = Math.min(Integer.MAX_VALUE, Math.max(0, timeout.toMillis()));
-        int n = LibC.poll(Pointer.nativeValue(pollFds), 2, (int) ms);
+        int n = core.poll(Pointer.nativeValue(pollFds), 2, (int) ms);
         if (n < 0) {
-            int errno = Native.getLastError();
+            int errno = core.errno();
             if (errno == LibC.EINTR) {
                 return false;
             }
-            throw NativeLibraries.failure("poll", errno);
+            throw core.failure("poll", errno);
         }
         if (pollFds.getShort(14) != 0) {
             if (shutdown) {
                 throw new ResourceClosedException(call, "the event source is closed");
             }
-            LibC.read(wakeFd, counter, 8);
+            core.read(wakeFd, counter, 8);
             return false;
         }
         return n > 0 && pollFds.getShort(6) != 0;
@@ -69,7 +70,7 @@ final class FdWaiter {
 
     void wakeup() {
         byte[] one = {1, 0, 0, 0, 0, 0, 0, 0};
-        LibC.write(wakeFd, one, 8);
+        core.write(wakeFd, one, 8);
     }
 
     /** Makes every wait fail as closed, now and later; {@link #resume()} undoes it if the close was refused. */
@@ -84,6 +85,6 @@ final class FdWaiter {
 
     /** Frees the eventfd; the watched fd belongs to its owner. Call once no wait can run. */
     synchronized void release() {
-        LibC.close(wakeFd);
+        core.close(wakeFd);
     }
 }

@@ -1,7 +1,6 @@
 package io.rdmaactors.jna;
 
 import io.rdmaactors.cm.AddressVector;
-import io.rdmaactors.jna.binding.Ibverbs;
 import io.rdmaactors.verbs.AddressHandle;
 import io.rdmaactors.verbs.InvalidRequestException;
 import io.rdmaactors.verbs.ResourceClosedException;
@@ -40,6 +39,6 @@ final class JnaAddressHandle extends JnaResource implements AddressHandle {
 
     @Override
     int destroy(boolean force) {
-        return Ibverbs.ibv_destroy_ah(pointer);
+        return core.ibv_destroy_ah(pointer);
     }
 }

@@ -1,6 +1,6 @@
 package io.rdmaactors.jna;
 
-import com.sun.jna.Native;
+import io.rdmaactors.jna.binding.RdmaCore;
 import com.sun.jna.Pointer;
 import io.rdmaactors.cm.AsyncEvent;
 import io.rdmaactors.cm.AsyncEventType;
@@ -8,8 +8,6 @@ import io.rdmaactors.cm.EventSource;
 import io.rdmaactors.jna.binding.IbvAsyncEvent;
 import io.rdmaactors.jna.binding.IbvContext;
 import io.rdmaactors.jna.binding.IbvQp;
-import io.rdmaactors.jna.binding.Ibverbs;
-import io.rdmaactors.jna.binding.NativeLibraries;
 import io.rdmaactors.verbs.VerbsException;
 import java.time.Duration;
 
@@ -21,12 +19,14 @@ import java.time.Duration;
 final class JnaAsyncEvents implements EventSource<AsyncEvent> {
 
     private final JnaDevice device;
+    private final RdmaCore core;
     private final FdWaiter waiter;
     private final IbvAsyncEvent event = new IbvAsyncEvent();
 
     JnaAsyncEvents(JnaDevice device) {
         this.device = device;
-        this.waiter = new FdWaiter(new Pointer(device.context).getInt(IbvContext.ASYNC_FD), "ibv_get_async_event");
+        this.core = device.fabric.core;
+        this.waiter = new FdWaiter(core, new Pointer(device.context).getInt(IbvContext.ASYNC_FD), "ibv_get_async_event");
     }
 
     @Override
@@ -46,12 +46,12 @@ final class JnaAsyncEvents implements EventSource<AsyncEvent> {
     }
 
     private synchronized AsyncEvent take() {
-        if (Ibverbs.ibv_get_async_event(device.context, event) != 0) {
-            int errno = Native.getLastError();
+        if (core.ibv_get_async_event(device.context, event) != 0) {
+            int errno = core.errno();
             if (errno == VerbsException.EAGAIN) {
                 return null;
             }
-            throw NativeLibraries.failure("ibv_get_async_event", errno);
+            throw core.failure("ibv_get_async_event", errno);
         }
         AsyncEventType type = AsyncEventType.fromCode(event.event_type);
         if (type == AsyncEventType.DEVICE_FATAL) {
@@ -65,7 +65,7 @@ final class JnaAsyncEvents implements EventSource<AsyncEvent> {
         } else if (type.affects() == AsyncEventType.Affects.PORT || type.affects() == AsyncEventType.Affects.DEVICE) {
             element = (int) element;
         }
-        Ibverbs.ibv_ack_async_event(event);
+        core.ibv_ack_async_event(event);
         return AsyncEvent.fromNative(event.event_type, element);
     }
 

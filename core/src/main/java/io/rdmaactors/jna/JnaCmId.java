@@ -1,14 +1,11 @@
 package io.rdmaactors.jna;
 
-import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import io.rdmaactors.cm.CmEvent;
 import io.rdmaactors.cm.CmEventType;
 import io.rdmaactors.jna.binding.IbvQpInitAttr;
-import io.rdmaactors.jna.binding.NativeLibraries;
 import io.rdmaactors.jna.binding.RdmaCmId;
 import io.rdmaactors.jna.binding.RdmaConnParam;
-import io.rdmaactors.jna.binding.Rdmacm;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.ConnectionParameters;
 import io.rdmaactors.verbs.Device;
@@ -73,10 +70,10 @@ final class JnaCmId extends JnaResource implements CmId {
 
     private void check(String call, int rc) {
         if (rc != 0) {
-            int errno = Native.getLastError();
+            int errno = core.errno();
             throw errno == VerbsException.EINVAL
                     ? new InvalidStateException(call, "the CM id cannot do this in its current state")
-                    : NativeLibraries.failure(call, errno);
+                    : core.failure(call, errno);
         }
     }
 
@@ -85,7 +82,7 @@ final class JnaCmId extends JnaResource implements CmId {
         byte[] sockaddr = SocketAddresses.encode(address, "rdma_bind_addr");
         long id = enter("rdma_bind_addr");
         try {
-            check("rdma_bind_addr", Rdmacm.rdma_bind_addr(id, sockaddr));
+            check("rdma_bind_addr", core.rdma_bind_addr(id, sockaddr));
         } finally {
             exit();
         }
@@ -95,7 +92,7 @@ final class JnaCmId extends JnaResource implements CmId {
     public void listen(int backlog) {
         long id = enter("rdma_listen");
         try {
-            check("rdma_listen", Rdmacm.rdma_listen(id, backlog));
+            check("rdma_listen", core.rdma_listen(id, backlog));
         } finally {
             exit();
         }
@@ -110,8 +107,8 @@ final class JnaCmId extends JnaResource implements CmId {
         }
         long id = enter("rdma_resolve_addr");
         try {
-            if (Rdmacm.rdma_resolve_addr(id, src, dst, millis(timeout)) != 0) {
-                int errno = Native.getLastError();
+            if (core.rdma_resolve_addr(id, src, dst, millis(timeout)) != 0) {
+                int errno = core.errno();
                 if (!UNRESOLVABLE.contains(errno)) {
                     check("rdma_resolve_addr", -1);
                 }
@@ -127,7 +124,7 @@ final class JnaCmId extends JnaResource implements CmId {
     public void resolveRoute(Duration timeout) {
         long id = enter("rdma_resolve_route");
         try {
-            check("rdma_resolve_route", Rdmacm.rdma_resolve_route(id, millis(timeout)));
+            check("rdma_resolve_route", core.rdma_resolve_route(id, millis(timeout)));
         } finally {
             exit();
         }
@@ -169,7 +166,7 @@ final class JnaCmId extends JnaResource implements CmId {
             }
             long pdPointer = jpd.enter("rdma_create_qp");
             try {
-                check("rdma_create_qp", Rdmacm.rdma_create_qp(id, pdPointer, init));
+                check("rdma_create_qp", core.rdma_create_qp(id, pdPointer, init));
             } finally {
                 jpd.exit();
             }
@@ -195,7 +192,7 @@ final class JnaCmId extends JnaResource implements CmId {
 
     /** Called by the QP's destroy, which holds the QP closed against other calls. */
     void destroyQp() {
-        Rdmacm.rdma_destroy_qp(pointer);
+        core.rdma_destroy_qp(pointer);
     }
 
     void queuePairClosed(JnaQueuePair qp) {
@@ -215,7 +212,7 @@ final class JnaCmId extends JnaResource implements CmId {
             if (portSpace != PortSpace.UDP && queuePair == null) {
                 throw new InvalidStateException("rdma_connect", "an RC connect needs the id's QP (rdma_create_qp)");
             }
-            check("rdma_connect", Rdmacm.rdma_connect(id, param));
+            check("rdma_connect", core.rdma_connect(id, param));
         } finally {
             exit();
         }
@@ -228,7 +225,7 @@ final class JnaCmId extends JnaResource implements CmId {
         RdmaConnParam param = connParam(parameters, limit, "rdma_accept");
         long id = enter("rdma_accept");
         try {
-            check("rdma_accept", Rdmacm.rdma_accept(id, param));
+            check("rdma_accept", core.rdma_accept(id, param));
         } finally {
             exit();
         }
@@ -257,7 +254,7 @@ final class JnaCmId extends JnaResource implements CmId {
         }
         long id = enter("rdma_reject");
         try {
-            check("rdma_reject", Rdmacm.rdma_reject(id, data.length == 0 ? null : data, (byte) data.length));
+            check("rdma_reject", core.rdma_reject(id, data.length == 0 ? null : data, (byte) data.length));
         } finally {
             exit();
         }
@@ -267,8 +264,8 @@ final class JnaCmId extends JnaResource implements CmId {
     public void disconnect() {
         long id = enter("rdma_disconnect");
         try {
-            if (Rdmacm.rdma_disconnect(id) != 0) {
-                int errno = Native.getLastError();
+            if (core.rdma_disconnect(id) != 0) {
+                int errno = core.errno();
                 // EINVAL once the peer has gone (DISCONNECTED seen) is benign, as rdma-core documents.
                 if (!(errno == VerbsException.EINVAL && disconnected)) {
                     check("rdma_disconnect", -1);
@@ -286,7 +283,7 @@ final class JnaCmId extends JnaResource implements CmId {
         try {
             long ch = to.enter("rdma_migrate_id");
             try {
-                check("rdma_migrate_id", Rdmacm.rdma_migrate_id(id, ch));
+                check("rdma_migrate_id", core.rdma_migrate_id(id, ch));
             } finally {
                 to.exit();
             }
@@ -303,7 +300,7 @@ final class JnaCmId extends JnaResource implements CmId {
         byte[] address = SocketAddresses.encode(group, "rdma_join_multicast");
         long id = enter("rdma_join_multicast");
         try {
-            check("rdma_join_multicast", Rdmacm.rdma_join_multicast(id, address, 0));
+            check("rdma_join_multicast", core.rdma_join_multicast(id, address, 0));
             groups.add(group);
             fabric.ledger().opened(ResourceKind.MULTICAST_MEMBERSHIP);
         } finally {
@@ -316,7 +313,7 @@ final class JnaCmId extends JnaResource implements CmId {
         byte[] address = SocketAddresses.encode(group, "rdma_leave_multicast");
         long id = enter("rdma_leave_multicast");
         try {
-            check("rdma_leave_multicast", Rdmacm.rdma_leave_multicast(id, address));
+            check("rdma_leave_multicast", core.rdma_leave_multicast(id, address));
             if (groups.remove(group)) {
                 fabric.ledger().closed(ResourceKind.MULTICAST_MEMBERSHIP);
             }
@@ -362,7 +359,7 @@ final class JnaCmId extends JnaResource implements CmId {
                 fabric.ledger().closed(ResourceKind.MULTICAST_MEMBERSHIP);
             }
         }
-        return Rdmacm.rdma_destroy_id(pointer) == 0 ? 0 : Native.getLastError();
+        return core.rdma_destroy_id(pointer) == 0 ? 0 : core.errno();
     }
 
     @Override

@@ -1,10 +1,7 @@
 package io.rdmaactors.jna;
 
-import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import io.rdmaactors.jna.binding.IbvCompChannel;
-import io.rdmaactors.jna.binding.Ibverbs;
-import io.rdmaactors.jna.binding.NativeLibraries;
 import io.rdmaactors.verbs.CompletionChannel;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.InvalidRequestException;
@@ -24,7 +21,7 @@ final class JnaCompletionChannel extends JnaResource implements CompletionChanne
 
     JnaCompletionChannel(JnaDevice device, long channel) {
         super(device.fabric, ResourceKind.COMPLETION_CHANNEL, channel);
-        this.waiter = new FdWaiter(new Pointer(channel).getInt(IbvCompChannel.FD), "ibv_get_cq_event");
+        this.waiter = new FdWaiter(core, new Pointer(channel).getInt(IbvCompChannel.FD), "ibv_get_cq_event");
     }
 
     static JnaCompletionChannel of(CompletionChannel channel, String call) {
@@ -63,17 +60,17 @@ final class JnaCompletionChannel extends JnaResource implements CompletionChanne
     }
 
     private synchronized JnaCompletionQueue take(long channel) {
-        if (Ibverbs.ibv_get_cq_event(channel, cq, cqContext) != 0) {
-            int errno = Native.getLastError();
+        if (core.ibv_get_cq_event(channel, cq, cqContext) != 0) {
+            int errno = core.errno();
             if (errno == VerbsException.EAGAIN) {
                 return null;
             }
-            throw NativeLibraries.failure("ibv_get_cq_event", errno);
+            throw core.failure("ibv_get_cq_event", errno);
         }
         JnaCompletionQueue queue = queues.get(cq[0]);
         if (queue == null) {
             // No longer attached here: acknowledge, so nothing waits on the event.
-            Ibverbs.ibv_ack_cq_events(cq[0], 1);
+            core.ibv_ack_cq_events(cq[0], 1);
             return null;
         }
         queue.eventTaken();
@@ -102,7 +99,7 @@ final class JnaCompletionChannel extends JnaResource implements CompletionChanne
 
     @Override
     int destroy(boolean force) {
-        int rc = Ibverbs.ibv_destroy_comp_channel(pointer);
+        int rc = core.ibv_destroy_comp_channel(pointer);
         if (rc == 0) {
             waiter.release();
         }

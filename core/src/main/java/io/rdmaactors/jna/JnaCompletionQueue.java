@@ -4,8 +4,6 @@ import com.sun.jna.Memory;
 import com.sun.jna.Pointer;
 import io.rdmaactors.jna.binding.IbvCq;
 import io.rdmaactors.jna.binding.IbvWc;
-import io.rdmaactors.jna.binding.Ibverbs;
-import io.rdmaactors.jna.binding.NativeLibraries;
 import io.rdmaactors.verbs.CompletionChannel;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.InvalidRequestException;
@@ -68,7 +66,7 @@ final class JnaCompletionQueue extends JnaResource implements CompletionQueue {
             }
             int n = device.ops.pollCq(cq, out.length, Pointer.nativeValue(wcArray));
             if (n < 0) {
-                throw NativeLibraries.failure("ibv_poll_cq", -n);
+                throw core.failure("ibv_poll_cq", -n);
             }
             for (int i = 0; i < n; i++) {
                 out[i] = completion(i * IbvWc.SIZE);
@@ -112,7 +110,7 @@ final class JnaCompletionQueue extends JnaResource implements CompletionQueue {
         try {
             int rc = device.ops.reqNotifyCq(cq, solicitedOnly ? 1 : 0);
             if (rc != 0) {
-                throw NativeLibraries.failure("ibv_req_notify_cq", rc);
+                throw core.failure("ibv_req_notify_cq", rc);
             }
         } finally {
             exit();
@@ -132,7 +130,7 @@ final class JnaCompletionQueue extends JnaResource implements CompletionQueue {
                         + unacked.get() + " unacknowledged");
             }
             unacked.addAndGet(-count);
-            Ibverbs.ibv_ack_cq_events(cq, count);
+            core.ibv_ack_cq_events(cq, count);
         } finally {
             exit();
         }
@@ -159,9 +157,9 @@ final class JnaCompletionQueue extends JnaResource implements CompletionQueue {
     int destroy(boolean force) {
         int pending = unacked.getAndSet(0);
         if (pending > 0) {
-            Ibverbs.ibv_ack_cq_events(pointer, pending);
+            core.ibv_ack_cq_events(pointer, pending);
         }
-        return Ibverbs.ibv_destroy_cq(pointer);
+        return core.ibv_destroy_cq(pointer);
     }
 
     @Override

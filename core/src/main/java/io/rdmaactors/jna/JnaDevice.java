@@ -1,5 +1,6 @@
 package io.rdmaactors.jna;
 
+import io.rdmaactors.jna.binding.RdmaCore;
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import io.rdmaactors.cm.AsyncEvent;
@@ -8,8 +9,6 @@ import io.rdmaactors.jna.binding.ContextOps;
 import io.rdmaactors.jna.binding.IbvContext;
 import io.rdmaactors.jna.binding.IbvDeviceAttr;
 import io.rdmaactors.jna.binding.IbvPortAttr;
-import io.rdmaactors.jna.binding.Ibverbs;
-import io.rdmaactors.jna.binding.NativeLibraries;
 import io.rdmaactors.verbs.CompletionChannel;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.Device;
@@ -34,6 +33,7 @@ final class JnaDevice implements Device {
     private static final int LINK_LAYER_ETHERNET = 2;
 
     final JnaFabric fabric;
+    private final RdmaCore core;
     final long context;
     final ContextOps ops;
     private final String name;
@@ -46,9 +46,10 @@ final class JnaDevice implements Device {
 
     JnaDevice(JnaFabric fabric, long context) {
         this.fabric = fabric;
+        this.core = fabric.core;
         this.context = context;
-        this.ops = fabric.ops(context);
-        this.name = Ibverbs.ibv_get_device_name(new Pointer(context).getLong(IbvContext.DEVICE));
+        this.ops = core.contextOps(context);
+        this.name = core.ibv_get_device_name(new Pointer(context).getLong(IbvContext.DEVICE));
     }
 
     @Override
@@ -92,9 +93,9 @@ final class JnaDevice implements Device {
     public DeviceAttributes query() {
         checkAlive("ibv_query_device");
         IbvDeviceAttr a = new IbvDeviceAttr();
-        int rc = Ibverbs.ibv_query_device(context, a);
+        int rc = core.ibv_query_device(context, a);
         if (rc != 0) {
-            throw NativeLibraries.failure("ibv_query_device", rc);
+            throw core.failure("ibv_query_device", rc);
         }
         return new DeviceAttributes(name, Native.toString(a.fw_ver, StandardCharsets.US_ASCII.name()),
                 Long.reverseBytes(a.node_guid), a.vendor_id, a.vendor_part_id, Byte.toUnsignedInt(a.phys_port_cnt),
@@ -110,14 +111,14 @@ final class JnaDevice implements Device {
             throw new InvalidRequestException("ibv_query_port", "no port " + portNum);
         }
         IbvPortAttr a = new IbvPortAttr();
-        int rc = Ibverbs.ibv_query_port(context, (byte) portNum, a);
+        int rc = core.ibv_query_port(context, (byte) portNum, a);
         if (rc != 0) {
-            throw NativeLibraries.failure("ibv_query_port", rc);
+            throw core.failure("ibv_query_port", rc);
         }
         List<byte[]> gids = new ArrayList<>();
         for (int i = 0; i < a.gid_tbl_len; i++) {
             byte[] gid = new byte[16];
-            if (Ibverbs.ibv_query_gid(context, (byte) portNum, i, gid) != 0 || isZero(gid)) {
+            if (core.ibv_query_gid(context, (byte) portNum, i, gid) != 0 || isZero(gid)) {
                 break;
             }
             gids.add(gid);
@@ -150,9 +151,9 @@ final class JnaDevice implements Device {
     @Override
     public ProtectionDomain allocateProtectionDomain() {
         checkAlive("ibv_alloc_pd");
-        long pd = Ibverbs.ibv_alloc_pd(context);
+        long pd = core.ibv_alloc_pd(context);
         if (pd == 0) {
-            throw NativeLibraries.lastError("ibv_alloc_pd");
+            throw core.lastError("ibv_alloc_pd");
         }
         return new JnaProtectionDomain(this, pd);
     }
@@ -160,9 +161,9 @@ final class JnaDevice implements Device {
     @Override
     public CompletionChannel createCompletionChannel() {
         checkAlive("ibv_create_comp_channel");
-        long channel = Ibverbs.ibv_create_comp_channel(context);
+        long channel = core.ibv_create_comp_channel(context);
         if (channel == 0) {
-            throw NativeLibraries.lastError("ibv_create_comp_channel");
+            throw core.lastError("ibv_create_comp_channel");
         }
         return new JnaCompletionChannel(this, channel);
     }
@@ -176,9 +177,9 @@ final class JnaDevice implements Device {
         JnaCompletionChannel ch = channel == null ? null : JnaCompletionChannel.of(channel, "ibv_create_cq");
         long chPointer = ch == null ? 0 : ch.enter("ibv_create_cq");
         try {
-            long cq = Ibverbs.ibv_create_cq(context, cqe, 0, chPointer, 0);
+            long cq = core.ibv_create_cq(context, cqe, 0, chPointer, 0);
             if (cq == 0) {
-                throw NativeLibraries.lastError("ibv_create_cq");
+                throw core.lastError("ibv_create_cq");
             }
             return new JnaCompletionQueue(this, cq, ch);
         } finally {

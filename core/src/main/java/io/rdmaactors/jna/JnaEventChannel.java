@@ -1,17 +1,14 @@
 package io.rdmaactors.jna;
 
-import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import io.rdmaactors.cm.CmEvent;
 import io.rdmaactors.cm.CmEventType;
 import io.rdmaactors.cm.UdParameters;
-import io.rdmaactors.jna.binding.NativeLibraries;
 import io.rdmaactors.jna.binding.RdmaCmEvent;
 import io.rdmaactors.jna.binding.RdmaCmId;
 import io.rdmaactors.jna.binding.RdmaConnParam;
 import io.rdmaactors.jna.binding.RdmaEventChannel;
 import io.rdmaactors.jna.binding.RdmaUdParam;
-import io.rdmaactors.jna.binding.Rdmacm;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.EventChannel;
 import io.rdmaactors.verbs.InvalidRequestException;
@@ -39,7 +36,7 @@ final class JnaEventChannel extends JnaResource implements EventChannel {
 
     JnaEventChannel(JnaFabric fabric, long channel) {
         super(fabric, ResourceKind.EVENT_CHANNEL, channel);
-        this.waiter = new FdWaiter(new Pointer(channel).getInt(RdmaEventChannel.FD), "rdma_get_cm_event");
+        this.waiter = new FdWaiter(core, new Pointer(channel).getInt(RdmaEventChannel.FD), "rdma_get_cm_event");
     }
 
     static JnaEventChannel of(EventChannel channel, String call) {
@@ -53,8 +50,8 @@ final class JnaEventChannel extends JnaResource implements EventChannel {
         long[] id = new long[1];
         long channel = enter("rdma_create_id");
         try {
-            if (Rdmacm.rdma_create_id(channel, id, 0, portSpace.code()) != 0) {
-                throw NativeLibraries.lastError("rdma_create_id");
+            if (core.rdma_create_id(channel, id, 0, portSpace.code()) != 0) {
+                throw core.lastError("rdma_create_id");
             }
             return new JnaCmId(fabric, this, id[0], portSpace);
         } finally {
@@ -105,18 +102,18 @@ final class JnaEventChannel extends JnaResource implements EventChannel {
     }
 
     private synchronized CmEvent take(long channel) {
-        if (Rdmacm.rdma_get_cm_event(channel, eventOut) != 0) {
-            int errno = Native.getLastError();
+        if (core.rdma_get_cm_event(channel, eventOut) != 0) {
+            int errno = core.errno();
             if (errno == VerbsException.EAGAIN) {
                 return null;
             }
-            throw NativeLibraries.failure("rdma_get_cm_event", errno);
+            throw core.failure("rdma_get_cm_event", errno);
         }
         long pointer = eventOut[0];
         try {
             return copy(new RdmaCmEvent(new Pointer(pointer)));
         } finally {
-            Rdmacm.rdma_ack_cm_event(pointer);
+            core.rdma_ack_cm_event(pointer);
         }
     }
 
@@ -177,7 +174,7 @@ final class JnaEventChannel extends JnaResource implements EventChannel {
 
     @Override
     int destroy(boolean force) {
-        Rdmacm.rdma_destroy_event_channel(pointer);
+        core.rdma_destroy_event_channel(pointer);
         waiter.release();
         return 0;
     }

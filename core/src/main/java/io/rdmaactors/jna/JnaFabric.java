@@ -1,12 +1,8 @@
 package io.rdmaactors.jna;
 
-import com.sun.jna.Native;
+import io.rdmaactors.jna.binding.RdmaCore;
 import com.sun.jna.Pointer;
-import io.rdmaactors.jna.binding.ContextOps;
-import io.rdmaactors.jna.binding.LibC;
-import io.rdmaactors.jna.binding.NativeLibraries;
 import io.rdmaactors.jna.binding.RdmaAddrinfo;
-import io.rdmaactors.jna.binding.Rdmacm;
 import io.rdmaactors.verbs.AddressInfo;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.Device;
@@ -24,7 +20,6 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.LongFunction;
 
 /**
  * The rdma-core fabric. Its devices are the verbs contexts librdmacm opened ({@code rdma_get_devices}),
@@ -48,18 +43,19 @@ final class JnaFabric implements Fabric {
     private final List<JnaDevice> devices = new ArrayList<>();
     private final long deviceList;
     private final String provider;
-    private final LongFunction<ContextOps> ops;
+    /** How the fabric and its resources call rdma-core. */
+    final RdmaCore core;
     private volatile boolean closed;
 
     /**
-     * @param provider its name ({@code jna}, or {@code ffm} where the inline verbs go through FFM)
-     * @param ops      the inline verbs of a verbs context
+     * @param provider its name ({@code jna}, or {@code ffm} where rdma-core is called through FFM)
+     * @param core     the binding its calls go through
      */
-    JnaFabric(String provider, LongFunction<ContextOps> ops) {
+    JnaFabric(String provider, RdmaCore core) {
         this.provider = provider;
-        this.ops = ops;
+        this.core = core;
         int[] count = new int[1];
-        deviceList = Rdmacm.rdma_get_devices(count);
+        deviceList = core.rdma_get_devices(count);
         if (deviceList != 0) {
             Pointer list = new Pointer(deviceList);
             for (int i = 0; i < count[0]; i++) {
@@ -71,11 +67,6 @@ final class JnaFabric implements Fabric {
     @Override
     public String provider() {
         return provider;
-    }
-
-    /** How the devices call the inline verbs of their context. */
-    ContextOps ops(long context) {
-        return ops.apply(context);
     }
 
     @Override
@@ -108,9 +99,9 @@ final class JnaFabric implements Fabric {
     @Override
     public EventChannel createEventChannel() {
         checkOpen("rdma_create_event_channel");
-        long channel = Rdmacm.rdma_create_event_channel();
+        long channel = core.rdma_create_event_channel();
         if (channel == 0) {
-            throw NativeLibraries.lastError("rdma_create_event_channel");
+            throw core.lastError("rdma_create_event_channel");
         }
         return new JnaEventChannel(this, channel);
     }
@@ -130,7 +121,7 @@ final class JnaFabric implements Fabric {
         hints.ai_qp_type = (portSpace == PortSpace.UDP ? QpType.UD : QpType.RC).code();
         hints.ai_port_space = portSpace.code();
         long[] result = new long[1];
-        int rc = Rdmacm.rdma_getaddrinfo(node, service, hints, result);
+        int rc = core.rdma_getaddrinfo(node, service, hints, result);
         if (rc != 0) {
             throw addressInfoFailure(rc, node, service);
         }
@@ -143,21 +134,21 @@ final class JnaFabric implements Fabric {
                         ai.getInt(RdmaAddrinfo.QP_TYPE) == QpType.UD.code() ? QpType.UD : QpType.RC));
             }
         } finally {
-            Rdmacm.rdma_freeaddrinfo(result[0]);
+            core.rdma_freeaddrinfo(result[0]);
         }
         return answers;
     }
 
     /** rdma_getaddrinfo passes getaddrinfo's EAI_* codes through; its own failures set errno. */
-    private static VerbsException addressInfoFailure(int rc, String node, String service) {
+    private VerbsException addressInfoFailure(int rc, String node, String service) {
         String what = "cannot resolve node " + node + ", service " + service + ": ";
         if (rc == -1 || rc == EAI_SYSTEM) {
-            int errno = Native.getLastError();
-            return VerbsException.of("rdma_getaddrinfo", errno, what + LibC.strerror(errno));
+            int errno = core.errno();
+            return VerbsException.of("rdma_getaddrinfo", errno, what + core.strerror(errno));
         }
         int errno = rc == EAI_AGAIN ? VerbsException.EAGAIN : rc == EAI_MEMORY ? VerbsException.ENOMEM
                 : VerbsException.ENOENT;
-        return new VerbsException("rdma_getaddrinfo", errno, what + LibC.gai_strerror(rc));
+        return new VerbsException("rdma_getaddrinfo", errno, what + core.gai_strerror(rc));
     }
 
     @Override
@@ -196,7 +187,7 @@ final class JnaFabric implements Fabric {
             d.shutdown();
         }
         if (deviceList != 0) {
-            Rdmacm.rdma_free_devices(deviceList);
+            core.rdma_free_devices(deviceList);
         }
     }
 }

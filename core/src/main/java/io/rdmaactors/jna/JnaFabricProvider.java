@@ -1,11 +1,10 @@
 package io.rdmaactors.jna;
 
-import io.rdmaactors.jna.binding.ContextOps;
-import io.rdmaactors.jna.binding.NativeLibraries;
+import io.rdmaactors.jna.binding.JnaRdmaCore;
+import io.rdmaactors.jna.binding.RdmaCore;
 import io.rdmaactors.verbs.Fabric;
 import io.rdmaactors.verbs.FabricProvider;
 import java.util.Map;
-import java.util.function.LongFunction;
 
 /** Registers the rdma-core fabric (librdmacm + libibverbs through JNA) under the name {@code jna}. */
 public final class JnaFabricProvider implements FabricProvider {
@@ -17,15 +16,11 @@ public final class JnaFabricProvider implements FabricProvider {
 
     @Override
     public Fabric open(Map<String, String> options) {
-        return open("jna", ContextOps::of);
+        return open("jna", new JnaRdmaCore());
     }
 
-    /**
-     * An rdma-core fabric named {@code provider} whose devices call the inline verbs (post, poll,
-     * arm) through {@code ops} of their context: the ffm provider's FFM downcalls.
-     */
-    public static Fabric open(String provider, LongFunction<ContextOps> ops) {
-        NativeLibraries.load();
-        return new JnaFabric(provider, ops);
+    /** An rdma-core fabric named {@code provider} whose every native call goes through {@code core}: the ffm provider's FFM downcalls. */
+    public static Fabric open(String provider, RdmaCore core) {
+        return new JnaFabric(provider, core);
     }
 }

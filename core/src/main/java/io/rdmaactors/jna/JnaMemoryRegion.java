@@ -2,7 +2,6 @@ package io.rdmaactors.jna;
 
 import com.sun.jna.Pointer;
 import io.rdmaactors.jna.binding.IbvMr;
-import io.rdmaactors.jna.binding.Ibverbs;
 import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.MemoryRegion;
 import io.rdmaactors.verbs.ResourceKind;
@@ -67,6 +66,6 @@ final class JnaMemoryRegion extends JnaResource implements MemoryRegion {
 
     @Override
     int destroy(boolean force) {
-        return Ibverbs.ibv_dereg_mr(pointer);
+        return core.ibv_dereg_mr(pointer);
     }
 }

@@ -6,8 +6,6 @@ import io.rdmaactors.cm.AddressVector;
 import io.rdmaactors.jna.binding.IbvAhAttr;
 import io.rdmaactors.jna.binding.IbvQpInitAttr;
 import io.rdmaactors.jna.binding.IbvSrqInitAttr;
-import io.rdmaactors.jna.binding.Ibverbs;
-import io.rdmaactors.jna.binding.NativeLibraries;
 import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.AddressHandle;
 import io.rdmaactors.verbs.Device;
@@ -57,9 +55,9 @@ final class JnaProtectionDomain extends JnaResource implements ProtectionDomain 
         long address = Pointer.nativeValue(Native.getDirectBufferPointer(view));
         long pd = enter("ibv_reg_mr");
         try {
-            long mr = Ibverbs.ibv_reg_mr(pd, address, view.capacity(), mask);
+            long mr = core.ibv_reg_mr(pd, address, view.capacity(), mask);
             if (mr == 0) {
-                throw NativeLibraries.lastError("ibv_reg_mr");
+                throw core.lastError("ibv_reg_mr");
             }
             return new JnaMemoryRegion(this, mr, view, address, access);
         } finally {
@@ -72,9 +70,9 @@ final class JnaProtectionDomain extends JnaResource implements ProtectionDomain 
         IbvQpInitAttr init = JnaQueuePair.initAttr(attributes, "ibv_create_qp");
         long pd = enter("ibv_create_qp");
         try {
-            long qp = Ibverbs.ibv_create_qp(pd, init);
+            long qp = core.ibv_create_qp(pd, init);
             if (qp == 0) {
-                throw NativeLibraries.lastError("ibv_create_qp");
+                throw core.lastError("ibv_create_qp");
             }
             return new JnaQueuePair(this, qp, null, attributes, init);
         } finally {
@@ -89,9 +87,9 @@ final class JnaProtectionDomain extends JnaResource implements ProtectionDomain 
         init.attr.max_sge = maxSge;
         long pd = enter("ibv_create_srq");
         try {
-            long srq = Ibverbs.ibv_create_srq(pd, init);
+            long srq = core.ibv_create_srq(pd, init);
             if (srq == 0) {
-                throw NativeLibraries.lastError("ibv_create_srq");
+                throw core.lastError("ibv_create_srq");
             }
             return new JnaSharedReceiveQueue(this, srq, maxWr);
         } finally {
@@ -105,9 +103,9 @@ final class JnaProtectionDomain extends JnaResource implements ProtectionDomain 
         attr.set(addressVector);
         long pd = enter("ibv_create_ah");
         try {
-            long ah = Ibverbs.ibv_create_ah(pd, attr);
+            long ah = core.ibv_create_ah(pd, attr);
             if (ah == 0) {
-                throw NativeLibraries.lastError("ibv_create_ah");
+                throw core.lastError("ibv_create_ah");
             }
             return new JnaAddressHandle(this, ah, addressVector);
         } finally {
@@ -122,6 +120,6 @@ final class JnaProtectionDomain extends JnaResource implements ProtectionDomain 
 
     @Override
     int destroy(boolean force) {
-        return Ibverbs.ibv_dealloc_pd(pointer);
+        return core.ibv_dealloc_pd(pointer);
     }
 }

@@ -8,8 +8,6 @@ import io.rdmaactors.jna.binding.IbvQpCap;
 import io.rdmaactors.jna.binding.IbvQpInitAttr;
 import io.rdmaactors.jna.binding.IbvRecvWr;
 import io.rdmaactors.jna.binding.IbvSendWr;
-import io.rdmaactors.jna.binding.Ibverbs;
-import io.rdmaactors.jna.binding.NativeLibraries;
 import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.InvalidRequestException;
 import io.rdmaactors.verbs.InvalidStateException;
@@ -104,9 +102,9 @@ final class JnaQueuePair extends JnaResource implements QueuePair {
         IbvQpAttr attr = new IbvQpAttr();
         long qp = enter("ibv_query_qp");
         try {
-            int rc = Ibverbs.ibv_query_qp(qp, attr, IbvQpAttr.STATE, new IbvQpInitAttr());
+            int rc = core.ibv_query_qp(qp, attr, IbvQpAttr.STATE, new IbvQpInitAttr());
             if (rc != 0) {
-                throw NativeLibraries.failure("ibv_query_qp", rc);
+                throw core.failure("ibv_query_qp", rc);
             }
             return QpState.fromCode(attr.qp_state);
         } finally {
@@ -199,12 +197,12 @@ final class JnaQueuePair extends JnaResource implements QueuePair {
         }
         long qp = enter("ibv_modify_qp");
         try {
-            int rc = Ibverbs.ibv_modify_qp(qp, attr, mask);
+            int rc = core.ibv_modify_qp(qp, attr, mask);
             if (rc != 0) {
                 throw rc == VerbsException.EINVAL && a.state() != null
                         ? new InvalidStateException("ibv_modify_qp", "cannot move a QP in " + queryState(qp) + " with "
                                 + a + " (errno 22)")
-                        : NativeLibraries.failure("ibv_modify_qp", rc);
+                        : core.failure("ibv_modify_qp", rc);
             }
             if (a.portNum() != null) {
                 portNum = a.portNum();
@@ -237,9 +235,9 @@ final class JnaQueuePair extends JnaResource implements QueuePair {
         return code;
     }
 
-    private static QpState queryState(long qp) {
+    private QpState queryState(long qp) {
         IbvQpAttr attr = new IbvQpAttr();
-        return Ibverbs.ibv_query_qp(qp, attr, IbvQpAttr.STATE, new IbvQpInitAttr()) == 0
+        return core.ibv_query_qp(qp, attr, IbvQpAttr.STATE, new IbvQpInitAttr()) == 0
                 ? QpState.fromCode(attr.qp_state) : null;
     }
 
@@ -248,9 +246,9 @@ final class JnaQueuePair extends JnaResource implements QueuePair {
         IbvQpAttr attr = new IbvQpAttr();
         long qp = enter("ibv_query_qp");
         try {
-            int rc = Ibverbs.ibv_query_qp(qp, attr, IbvQpAttr.STANDARD, new IbvQpInitAttr());
+            int rc = core.ibv_query_qp(qp, attr, IbvQpAttr.STANDARD, new IbvQpInitAttr());
             if (rc != 0) {
-                throw NativeLibraries.failure("ibv_query_qp", rc);
+                throw core.failure("ibv_query_qp", rc);
             }
         } finally {
             exit();
@@ -362,7 +360,7 @@ final class JnaQueuePair extends JnaResource implements QueuePair {
     }
 
     /** EINVAL from a post in a state that cannot take it reads as the state error it is. */
-    private static PostException postFailure(String call, long qp, int errno, int failed) {
+    private PostException postFailure(String call, long qp, int errno, int failed) {
         if (errno == VerbsException.EINVAL) {
             QpState state = queryState(qp);
             boolean sends = call.equals("ibv_post_send");
@@ -370,16 +368,16 @@ final class JnaQueuePair extends JnaResource implements QueuePair {
                 return new PostException(new InvalidStateException(call, "the QP is in " + state), failed);
             }
         }
-        return new PostException(NativeLibraries.failure(call, errno), failed);
+        return new PostException(core.failure(call, errno), failed);
     }
 
     @Override
     public void attachMulticast(byte[] mgid, int mlid) {
         long qp = enter("ibv_attach_mcast");
         try {
-            int rc = Ibverbs.ibv_attach_mcast(qp, mgid.clone(), (short) mlid);
+            int rc = core.ibv_attach_mcast(qp, mgid.clone(), (short) mlid);
             if (rc != 0) {
-                throw NativeLibraries.failure("ibv_attach_mcast", rc);
+                throw core.failure("ibv_attach_mcast", rc);
             }
         } finally {
             exit();
@@ -390,9 +388,9 @@ final class JnaQueuePair extends JnaResource implements QueuePair {
     public void detachMulticast(byte[] mgid, int mlid) {
         long qp = enter("ibv_detach_mcast");
         try {
-            int rc = Ibverbs.ibv_detach_mcast(qp, mgid.clone(), (short) mlid);
+            int rc = core.ibv_detach_mcast(qp, mgid.clone(), (short) mlid);
             if (rc != 0) {
-                throw NativeLibraries.failure("ibv_detach_mcast", rc);
+                throw core.failure("ibv_detach_mcast", rc);
             }
         } finally {
             exit();
@@ -409,12 +407,12 @@ final class JnaQueuePair extends JnaResource implements QueuePair {
     int destroy(boolean force) {
         IbvQpAttr attr = new IbvQpAttr();
         attr.qp_state = QpState.ERR.code();
-        Ibverbs.ibv_modify_qp(pointer, attr, IbvQpAttr.STATE);
+        core.ibv_modify_qp(pointer, attr, IbvQpAttr.STATE);
         if (cmId != null) {
             cmId.destroyQp();
             return 0;
         }
-        return Ibverbs.ibv_destroy_qp(pointer);
+        return core.ibv_destroy_qp(pointer);
     }
 
     @Override

@@ -1,6 +1,6 @@
 package io.rdmaactors.jna;
 
-import io.rdmaactors.jna.binding.NativeLibraries;
+import io.rdmaactors.jna.binding.RdmaCore;
 import io.rdmaactors.verbs.ResourceClosedException;
 import io.rdmaactors.verbs.ResourceKind;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -13,6 +13,8 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 abstract class JnaResource implements AutoCloseable {
 
     final JnaFabric fabric;
+    /** The binding every call on the resource goes through. */
+    final RdmaCore core;
     final long pointer;
     private final ResourceKind kind;
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
@@ -20,6 +22,7 @@ abstract class JnaResource implements AutoCloseable {
 
     JnaResource(JnaFabric fabric, ResourceKind kind, long pointer) {
         this.fabric = fabric;
+        this.core = fabric.core;
         this.kind = kind;
         this.pointer = pointer;
         fabric.ledger().opened(kind);
@@ -92,7 +95,7 @@ abstract class JnaResource implements AutoCloseable {
             int rc = destroy(force);
             if (rc != 0 && !force) {
                 resumeWaits();
-                throw NativeLibraries.failure(destroyCall(), rc);
+                throw core.failure(destroyCall(), rc);
             }
             closed = true;
         } finally {

@@ -2,8 +2,6 @@ package io.rdmaactors.jna;
 
 import io.rdmaactors.jna.binding.IbvRecvWr;
 import io.rdmaactors.jna.binding.IbvSrqAttr;
-import io.rdmaactors.jna.binding.Ibverbs;
-import io.rdmaactors.jna.binding.NativeLibraries;
 import io.rdmaactors.verbs.InvalidRequestException;
 import io.rdmaactors.verbs.PostException;
 import io.rdmaactors.verbs.ReceiveWorkRequest;
@@ -47,7 +45,7 @@ final class JnaSharedReceiveQueue extends JnaResource implements SharedReceiveQu
             if (rc != 0) {
                 int failed = list.failedIndex(IbvRecvWr.SIZE);
                 posted.addAndGet(failed);
-                throw new PostException(NativeLibraries.failure("ibv_post_srq_recv", rc), failed);
+                throw new PostException(core.failure("ibv_post_srq_recv", rc), failed);
             }
             posted.addAndGet(requests.length);
         } finally {
@@ -66,9 +64,9 @@ final class JnaSharedReceiveQueue extends JnaResource implements SharedReceiveQu
         attr.srq_limit = limit;
         long srq = enter("ibv_modify_srq");
         try {
-            int rc = Ibverbs.ibv_modify_srq(srq, attr, IbvSrqAttr.LIMIT);
+            int rc = core.ibv_modify_srq(srq, attr, IbvSrqAttr.LIMIT);
             if (rc != 0) {
-                throw NativeLibraries.failure("ibv_modify_srq", rc);
+                throw core.failure("ibv_modify_srq", rc);
             }
         } finally {
             exit();
@@ -92,6 +90,6 @@ final class JnaSharedReceiveQueue extends JnaResource implements SharedReceiveQu
 
     @Override
     int destroy(boolean force) {
-        return Ibverbs.ibv_destroy_srq(pointer);
+        return core.ibv_destroy_srq(pointer);
     }
 }

@@ -3,7 +3,6 @@ package io.rdmaactors.jna.binding;
 import com.sun.jna.Native;
 import com.sun.jna.Platform;
 import io.rdmaactors.verbs.FabricUnavailableException;
-import io.rdmaactors.verbs.VerbsException;
 
 /** Loads librdmacm, libibverbs and libc once; a missing library is one clear, typed error. */
 public final class NativeLibraries {
@@ -38,15 +37,5 @@ public final class NativeLibraries {
                     + failure.getMessage() + "); install the Debian packages librdmacm1 libibverbs1 ibverbs-providers",
                     failure);
         }
-    }
-
-    /** The typed exception for a call that failed with {@code errno}. */
-    public static VerbsException failure(String call, int errno) {
-        return VerbsException.of(call, errno, errno > 0 ? LibC.strerror(errno) : "failed");
-    }
-
-    /** The typed exception for a call that returned -1 or NULL and left errno. */
-    public static VerbsException lastError(String call) {
-        return failure(call, Native.getLastError());
     }
 }

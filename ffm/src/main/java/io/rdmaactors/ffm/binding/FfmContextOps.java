@@ -47,7 +47,7 @@ public final class FfmContextOps extends ContextOps {
         try {
             return (int) pollCq.invokeExact(cq, count, wc);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw RdmaCoreLibraries.rethrow(t);
         }
     }
 
@@ -56,7 +56,7 @@ public final class FfmContextOps extends ContextOps {
         try {
             return (int) reqNotifyCq.invokeExact(cq, solicitedOnly);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw RdmaCoreLibraries.rethrow(t);
         }
     }
 
@@ -65,7 +65,7 @@ public final class FfmContextOps extends ContextOps {
         try {
             return (int) postSend.invokeExact(qp, wr, badWr);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw RdmaCoreLibraries.rethrow(t);
         }
     }
 
@@ -74,7 +74,7 @@ public final class FfmContextOps extends ContextOps {
         try {
             return (int) postRecv.invokeExact(qp, wr, badWr);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw RdmaCoreLibraries.rethrow(t);
         }
     }
 
@@ -83,15 +83,7 @@ public final class FfmContextOps extends ContextOps {
         try {
             return (int) postSrqRecv.invokeExact(srq, wr, badWr);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw RdmaCoreLibraries.rethrow(t);
         }
-    }
-
-    /** A downcall throws only what the JVM throws (an error); nothing checked can come back. */
-    private static RuntimeException rethrow(Throwable t) {
-        if (t instanceof Error e) {
-            throw e;
-        }
-        return t instanceof RuntimeException r ? r : new IllegalStateException(t);
     }
 }

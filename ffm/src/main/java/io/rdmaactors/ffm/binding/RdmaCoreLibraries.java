@@ -44,4 +44,12 @@ public final class RdmaCoreLibraries {
         return critical ? LINKER.downcallHandle(target, descriptor, Linker.Option.critical(false))
                 : LINKER.downcallHandle(target, descriptor);
     }
+
+    /** A downcall throws only what the JVM throws (an error); nothing checked can come back. */
+    static RuntimeException rethrow(Throwable t) {
+        if (t instanceof Error e) {
+            throw e;
+        }
+        return t instanceof RuntimeException r ? r : new IllegalStateException(t);
+    }
 }
