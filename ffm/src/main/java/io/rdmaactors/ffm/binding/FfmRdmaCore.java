@@ -99,7 +99,9 @@ public final class FfmRdmaCore extends RdmaCore {
     private static final MethodHandle RDMA_RESOLVE_ROUTE = function(RDMA_CORE, "rdma_resolve_route", I, J, I);
     private static final MethodHandle CLOSE = function(LIBC, "close", I, I);
     private static final MethodHandle EVENTFD = function(LIBC, "eventfd", I, I, I);
-    private static final MethodHandle FCNTL = function(LIBC, "fcntl", I, I, I, I);
+    /** {@code fcntl(fd, cmd, ...)}: its argument is variadic, which the ABI may pass differently. */
+    private static final MethodHandle FCNTL = LINKER.downcallHandle(symbol(LIBC, "fcntl"),
+            FunctionDescriptor.of(I, I, I, I), CAPTURE_ERRNO, Linker.Option.firstVariadicArg(2));
     private static final MethodHandle GAI_STRERROR = function(LIBC, "gai_strerror", J, I);
     private static final MethodHandle POLL = function(LIBC, "poll", I, J, J, I);
     private static final MethodHandle READ = function(LIBC, "read", J, I, J, J);
@@ -112,11 +114,14 @@ public final class FfmRdmaCore extends RdmaCore {
 
     private static MethodHandle function(SymbolLookup library, String name, MemoryLayout result,
             MemoryLayout... arguments) {
-        MemorySegment symbol = library.find(name).orElseThrow(() -> new FabricUnavailableException("dlsym",
-                name + " is missing from librdmacm/libibverbs/libc", null));
         FunctionDescriptor descriptor = result == null ? FunctionDescriptor.ofVoid(arguments)
                 : FunctionDescriptor.of(result, arguments);
-        return LINKER.downcallHandle(symbol, descriptor, CAPTURE_ERRNO);
+        return LINKER.downcallHandle(symbol(library, name), descriptor, CAPTURE_ERRNO);
+    }
+
+    private static MemorySegment symbol(SymbolLookup library, String name) {
+        return library.find(name).orElseThrow(() -> new FabricUnavailableException("dlsym",
+                name + " is missing from librdmacm/libibverbs/libc", null));
     }
 
     private MemorySegment state() {
