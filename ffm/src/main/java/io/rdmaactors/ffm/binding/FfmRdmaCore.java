@@ -30,8 +30,10 @@ import java.lang.invoke.VarHandle;
  * rdma-core and libc through {@link Linker} downcalls: every exported function the provider calls,
  * each capturing errno into a segment of the calling thread (JNA's last error), and the inline
  * verbs through {@link FfmContextOps}. Pointers cross as {@code long}. A struct argument is the jna
- * binding's {@link Structure}, written to its memory before the call and read back after it; the
- * byte arrays and out-parameters of these control-path calls live in a confined arena per call.
+ * binding's {@link Structure}, written to its memory before the call and read back after it. Small
+ * out-parameters (and an eventfd's counter) go through a segment of the calling thread, so the
+ * event pumps' waits allocate nothing; the byte arrays given to control-path calls are copied into a
+ * confined arena per call.
  * Load the libraries with {@link RdmaCoreLibraries#load()} before the first use.
  */
 public final class FfmRdmaCore extends RdmaCore {
@@ -108,9 +110,21 @@ public final class FfmRdmaCore extends RdmaCore {
     private static final MethodHandle STRERROR = function(LIBC, "strerror", J, I);
     private static final MethodHandle WRITE = function(LIBC, "write", J, I, J, J);
 
-    /** errno as each thread's last call left it. */
-    private final ThreadLocal<MemorySegment> callState = ThreadLocal.withInitial(
-            () -> Arena.ofAuto().allocate(CALL_STATE));
+    /** Room for the out-parameters of one call, at most a GID (16 bytes). */
+    private static final long SCRATCH = 16;
+
+    private final ThreadLocal<ThreadSegments> segments = ThreadLocal.withInitial(ThreadSegments::allocate);
+
+    /**
+     * A thread's own segments, made once: errno as its last call left it, and a call's small
+     * out-parameters, so that waiting for events allocates nothing per call.
+     */
+    private record ThreadSegments(MemorySegment state, MemorySegment scratch) {
+        static ThreadSegments allocate() {
+            Arena arena = Arena.ofAuto();
+            return new ThreadSegments(arena.allocate(CALL_STATE), arena.allocate(SCRATCH, 8));
+        }
+    }
 
     private static MethodHandle function(SymbolLookup library, String name, MemoryLayout result,
             MemoryLayout... arguments) {
@@ -125,7 +139,11 @@ public final class FfmRdmaCore extends RdmaCore {
     }
 
     private MemorySegment state() {
-        return callState.get();
+        return segments.get().state();
+    }
+
+    private MemorySegment scratch() {
+        return segments.get().scratch();
     }
 
     @Override
@@ -435,8 +453,8 @@ public final class FfmRdmaCore extends RdmaCore {
 
     @Override
     public int ibv_query_gid(long context, byte portNum, int index, byte[] gid) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(gid.length);
+        try {
+            MemorySegment out = scratch();
             int rc = (int) IBV_QUERY_GID.invokeExact(state(), context, portNum, index, out.address());
             MemorySegment.copy(out, ValueLayout.JAVA_BYTE, 0, gid, 0, gid.length);
             return rc;
@@ -447,8 +465,8 @@ public final class FfmRdmaCore extends RdmaCore {
 
     @Override
     public int ibv_get_cq_event(long channel, long[] cq, long[] cqContext) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ValueLayout.JAVA_LONG, 2);
+        try {
+            MemorySegment out = scratch();
             int rc = (int) IBV_GET_CQ_EVENT.invokeExact(state(), channel, out.address(), out.address() + 8);
             cq[0] = out.getAtIndex(ValueLayout.JAVA_LONG, 0);
             cqContext[0] = out.getAtIndex(ValueLayout.JAVA_LONG, 1);
@@ -565,8 +583,8 @@ public final class FfmRdmaCore extends RdmaCore {
 
     @Override
     public long rdma_get_devices(int[] count) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ValueLayout.JAVA_INT);
+        try {
+            MemorySegment out = scratch();
             long list = (long) RDMA_GET_DEVICES.invokeExact(state(), out.address());
             count[0] = out.get(ValueLayout.JAVA_INT, 0);
             return list;
@@ -577,8 +595,8 @@ public final class FfmRdmaCore extends RdmaCore {
 
     @Override
     public int rdma_create_id(long channel, long[] id, long context, int portSpace) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ValueLayout.JAVA_LONG);
+        try {
+            MemorySegment out = scratch();
             int rc = (int) RDMA_CREATE_ID.invokeExact(state(), channel, out.address(), context, portSpace);
             id[0] = out.get(ValueLayout.JAVA_LONG, 0);
             return rc;
@@ -646,8 +664,8 @@ public final class FfmRdmaCore extends RdmaCore {
 
     @Override
     public int rdma_get_cm_event(long channel, long[] event) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ValueLayout.JAVA_LONG);
+        try {
+            MemorySegment out = scratch();
             int rc = (int) RDMA_GET_CM_EVENT.invokeExact(state(), channel, out.address());
             event[0] = out.get(ValueLayout.JAVA_LONG, 0);
             return rc;
@@ -677,7 +695,7 @@ public final class FfmRdmaCore extends RdmaCore {
     @Override
     public int rdma_getaddrinfo(String node, String service, RdmaAddrinfo hints, long[] result) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ValueLayout.JAVA_LONG);
+            MemorySegment out = scratch();
             int rc = (int) RDMA_GETADDRINFO.invokeExact(state(), string(arena, node), string(arena, service),
                     written(hints), out.address());
             result[0] = out.get(ValueLayout.JAVA_LONG, 0);
@@ -689,8 +707,8 @@ public final class FfmRdmaCore extends RdmaCore {
 
     @Override
     public long read(int fd, byte[] buffer, long count) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment in = arena.allocate(count);
+        try {
+            MemorySegment in = count <= SCRATCH ? scratch() : Arena.ofAuto().allocate(count);
             long n = (long) READ.invokeExact(state(), fd, in.address(), count);
             if (n > 0) {
                 MemorySegment.copy(in, ValueLayout.JAVA_BYTE, 0, buffer, 0, (int) n);
@@ -703,8 +721,10 @@ public final class FfmRdmaCore extends RdmaCore {
 
     @Override
     public long write(int fd, byte[] buffer, long count) {
-        try (Arena arena = Arena.ofConfined()) {
-            return (long) WRITE.invokeExact(state(), fd, bytes(arena, buffer), count);
+        try {
+            MemorySegment out = count <= SCRATCH ? scratch() : Arena.ofAuto().allocate(count);
+            MemorySegment.copy(buffer, 0, out, ValueLayout.JAVA_BYTE, 0, (int) count);
+            return (long) WRITE.invokeExact(state(), fd, out.address(), count);
         } catch (Throwable t) {
             throw RdmaCoreLibraries.rethrow(t);
         }
