@@ -5,6 +5,7 @@ import io.rdmaactors.ffm.binding.RdmaCoreLibraries;
 import io.rdmaactors.jna.JnaFabricProvider;
 import io.rdmaactors.verbs.Fabric;
 import io.rdmaactors.verbs.FabricProvider;
+import io.rdmaactors.verbs.FabricUnavailableException;
 import java.util.Map;
 
 /**
@@ -24,6 +25,16 @@ public final class FfmFabricProvider implements FabricProvider {
     @Override
     public Fabric open(Map<String, String> options) {
         RdmaCoreLibraries.load();
-        return JnaFabricProvider.open("ffm", new FfmRdmaCore());
+        FfmRdmaCore core;
+        try {
+            core = new FfmRdmaCore();
+        } catch (LinkageError e) {
+            // a function its handles need is missing from the installed libraries (the first try
+            // names it; a later one finds the class unusable): typed either way
+            Throwable cause = e instanceof ExceptionInInitializerError ? e.getCause() : e;
+            throw cause instanceof FabricUnavailableException missing ? missing
+                    : new FabricUnavailableException("dlsym", "rdma-core's functions cannot be bound: " + e, e);
+        }
+        return JnaFabricProvider.open("ffm", core);
     }
 }
