@@ -33,8 +33,8 @@ import java.lang.invoke.VarHandle;
  * binding's {@link Structure}, written to its memory before the call and read back after it. Small
  * out-parameters (and an eventfd's counter) go through a segment of the calling thread, so the
  * event pumps' waits allocate nothing; the byte arrays given to control-path calls are copied into a
- * confined arena per call.
- * Load the libraries with {@link RdmaCoreLibraries#load()} before the first use.
+ * confined arena per call. The class binds every function when it is initialised, so a library or
+ * function missing there fails its initialisation ({@code FfmFabricProvider} says which, typed).
  */
 public final class FfmRdmaCore extends RdmaCore {
 
