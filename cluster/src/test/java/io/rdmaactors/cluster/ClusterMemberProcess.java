@@ -40,6 +40,8 @@ public final class ClusterMemberProcess {
                 pekko.loglevel = WARNING
                 # leaving the cluster takes several gossip rounds, which in an emulated guest outlast the default 10 s
                 pekko.actor.testkit.typed.system-shutdown-default = 60s
+                # binding Artery's server socket outlasts the default 3 s there too when three JVMs start at once
+                pekko.remote.artery.bind.bind-timeout = 60s
                 rdma-actors.cluster.hostname = "%s"
                 """.formatted(port, System.getProperty("rdma-actors.test.address", ""))).withFallback(ConfigFactory.load());
     }
