@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -74,6 +75,7 @@ public final class IdleConnections {
         System.out.printf("IdleConnections: rdma-actors (soft fabric) vs Pekko IO TCP, %s, idle %d s, each in a"
                 + " fresh JVM (-Xmx2g)%n", twoJvms ? "servers in a second JVM" : "both ends in one JVM", idle);
         StringBuilder summary = new StringBuilder("SUMMARY IdleConnections:");
+        TreeMap<Integer, Long> rssByCount = new TreeMap<>();
         int order = 0;
         for (String c : counts.split(",")) {
             int count = Integer.parseInt(c.trim());
@@ -92,8 +94,12 @@ public final class IdleConnections {
             }
             Map<String, String> rdma = by.get("rdma");
             Map<String, String> tcp = by.get("tcp");
+            if (!rdma.containsKey("failed") && !twoJvms) {
+                rssByCount.put(count, Long.parseLong(rdma.get("rssMB")));
+            }
             if (rdma.containsKey("failed") || tcp.containsKey("failed")) {
                 summary.append(String.format(" %d: rdma-actors %s, tcp %s;", count, rdma, tcp));
+                summary.append(targets(count, rdma, tcp));
                 continue;
             }
             summary.append(String.format(" %d: rdma-actors threads %s (rdma- %s), RSS %s MB%s, idle CPU %s%%,"
@@ -103,8 +109,33 @@ public final class IdleConnections {
             summary.append(String.format(" tcp threads %s, RSS %s MB, idle CPU %s%%, setup %s/s, shutdown %s ms;",
                     tcp.get("threads"), tcp.get("rssMB"), tcp.get("idleCpuPct"), tcp.get("setupPerS"),
                     tcp.get("shutdownMs")));
+            summary.append(targets(count, rdma, tcp));
+        }
+        if (rssByCount.size() >= 2) {
+            // what one more connection costs, apart from what the JVM and the library take at any count
+            Map.Entry<Integer, Long> least = rssByCount.firstEntry();
+            Map.Entry<Integer, Long> most = rssByCount.lastEntry();
+            summary.append(String.format(" per connection (both ends, %d to %d): %.1f KB RSS;", least.getKey(),
+                    most.getKey(), (most.getValue() - least.getValue()) * 1024.0 / (most.getKey() - least.getKey())));
         }
         System.out.println(summary);
+    }
+
+    /**
+     * Issue targets for both ends in one JVM: at 10,000 connections at most 400 MB RSS; at every
+     * count a setup rate at least Pekko TCP's.
+     */
+    private static String targets(int count, Map<String, String> rdma, Map<String, String> tcp) {
+        StringBuilder s = new StringBuilder();
+        if (count == 10_000 && !rdma.containsKey("failed") && !rdma.containsKey("serverRssMB")) {
+            long rss = Long.parseLong(rdma.get("rssMB"));
+            s.append(rss <= 400 ? " RSS <= 400 MB;" : " RSS MISSED (target <= 400 MB);");
+        }
+        if (!tcp.containsKey("failed") && !rdma.containsKey("failed")) {
+            double ratio = Double.parseDouble(rdma.get("setupPerS")) / Double.parseDouble(tcp.get("setupPerS"));
+            s.append(String.format(" setup %.2fx tcp%s;", ratio, ratio >= 1 ? " (>= 1.0x)" : " MISSED (target >= 1.0x)"));
+        }
+        return s.toString();
     }
 
     private static Map<String, String> child(String transport, int count, int idle, boolean twoJvms) throws Exception {
