@@ -42,6 +42,9 @@ public final class ClusterMemberProcess {
                 pekko.actor.testkit.typed.system-shutdown-default = 60s
                 # binding Artery's server socket outlasts the default 3 s there too when three JVMs start at once
                 pekko.remote.artery.bind.bind-timeout = 60s
+                # heartbeats there came 8 s apart: past the default 3 s pause members flap unreachable, and each
+                # flap tears the RDMA connections down and dials them again, which loads the guest more
+                pekko.cluster.failure-detector.acceptable-heartbeat-pause = 15s
                 rdma-actors.cluster.hostname = "%s"
                 """.formatted(port, System.getProperty("rdma-actors.test.address", ""))).withFallback(ConfigFactory.load());
     }
