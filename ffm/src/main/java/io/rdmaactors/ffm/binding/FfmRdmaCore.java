@@ -146,6 +146,11 @@ public final class FfmRdmaCore extends RdmaCore {
         return segments.get().scratch();
     }
 
+    /** {@code bytes} of native memory for one call: the thread's scratch where they fit, else fresh. */
+    private MemorySegment scratch(long bytes) {
+        return bytes <= SCRATCH ? scratch() : Arena.ofAuto().allocate(bytes);
+    }
+
     @Override
     public int errno() {
         return (int) ERRNO.get(state(), 0L);
@@ -708,7 +713,7 @@ public final class FfmRdmaCore extends RdmaCore {
     @Override
     public long read(int fd, byte[] buffer, long count) {
         try {
-            MemorySegment in = count <= SCRATCH ? scratch() : Arena.ofAuto().allocate(count);
+            MemorySegment in = scratch(count);
             long n = (long) READ.invokeExact(state(), fd, in.address(), count);
             if (n > 0) {
                 MemorySegment.copy(in, ValueLayout.JAVA_BYTE, 0, buffer, 0, (int) n);
@@ -722,7 +727,7 @@ public final class FfmRdmaCore extends RdmaCore {
     @Override
     public long write(int fd, byte[] buffer, long count) {
         try {
-            MemorySegment out = count <= SCRATCH ? scratch() : Arena.ofAuto().allocate(count);
+            MemorySegment out = scratch(count);
             MemorySegment.copy(buffer, 0, out, ValueLayout.JAVA_BYTE, 0, (int) count);
             return (long) WRITE.invokeExact(state(), fd, out.address(), count);
         } catch (Throwable t) {
