@@ -80,10 +80,10 @@ public final class PingPong implements Callable<Integer> {
             qp.postReceive(ReceiveWorkRequest.of(1, recvBuffer.sge()));
         }
 
-        /** The next completion, busy-polled; a DISCONNECTED or a failed work request ends the wait. */
         /** The peer's Disconnected was taken from the event channel. */
         boolean disconnected;
 
+        /** The next completion, busy-polled; a DISCONNECTED or a failed work request ends the wait. */
         WorkCompletion next() throws Exception {
             WorkCompletion[] wc = new WorkCompletion[1];
             long deadline = System.nanoTime() + STEP.toNanos();
