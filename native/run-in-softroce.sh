@@ -5,7 +5,8 @@
 # Usage: [MODULE=testkit] native/run-in-softroce.sh [--no-build] [JUnit console selectors...]
 #   MODULE core (default): the jna provider's tests, conformance included (io.rdmaactors.jna)
 #   MODULE testkit: the actor tests (io.rdmaactors.actors) on the jna fabric
-#   MODULE cluster: the cluster tests (io.rdmaactors.cluster), members in one JVM and in three
+#   MODULE cluster: the cluster tests (io.rdmaactors.cluster) with members in one JVM; the three-JVM
+#     test only where selected (--select-class io.rdmaactors.cluster.ThreeProcessesTest)
 #   MODULE ffm: the ffm module's tests (io.rdmaactors.ffm), and the jna provider's (conformance
 #     included) and the actor tests on the ffm provider; needs Java 22+: JAVA_HOME names it for the
 #     build and the guest
@@ -44,7 +45,9 @@ if [ ${#SELECT[@]} -eq 0 ]; then
   case $MODULE in
     # 100 connections x 1,000 messages takes too long under emulation
     testkit) SELECT=(--select-package io.rdmaactors.actors --exclude-classname '.*ManyConnectionsTest') ;;
-    cluster) SELECT=(--select-package io.rdmaactors.cluster) ;;
+    # four JVMs on the guest's one emulated CPU took 290-520 s of the test's 600 s, and stalled
+    # once: the three-JVM test runs on the soft fabric's links between processes in mvn verify
+    cluster) SELECT=(--select-package io.rdmaactors.cluster --exclude-classname '.*ThreeProcessesTest') ;;
     ffm) SELECT=(--select-package io.rdmaactors.ffm --select-package io.rdmaactors.jna
           --select-package io.rdmaactors.actors --exclude-classname '.*ManyConnectionsTest') ;;
     *) SELECT=(--select-package io.rdmaactors.jna) ;;

@@ -188,8 +188,12 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
             askBeacons();
         } else if (event instanceof RdmaProtocol.ConnectionRequested r) {
             accept(r);
-        } else if (event instanceof RdmaProtocol.CommandFailed f) {
+        } else if (event instanceof RdmaProtocol.CommandFailed f && f.command() instanceof RdmaProtocol.Listen) {
             getContext().getLog().error("the RDMA endpoint of {} cannot listen: {}", self.address(), f.cause().getMessage());
+        } else if (event instanceof RdmaProtocol.CommandFailed f) {
+            // an accept or reject a dialer gave up on meanwhile (it timed out and dials again)
+            getContext().getLog().debug("{} on the RDMA endpoint of {} failed: {}", f.command().getClass().getSimpleName(),
+                    self.address(), f.cause().getMessage());
         }
         return this;
     }
