@@ -749,9 +749,11 @@ final class ConnectionActor {
         RdmaProtocol.ConnectionClosed stopped = new RdmaProtocol.ConnectionClosed("rdma-actors stopped");
         if (connected) {
             tellDisconnected(new RdmaProtocol.ErrorClosed(stopped));
+            Rdma.get(ctx.getSystem()).toldAtShutdown(handler);
         } else if (handler != null && !told) {
             // a connect or accept cut short (the manager restarting): it fails, it never was connected
             connectFailed(remote != null ? remote : id.remoteAddress(), new RdmaProtocol.DeviceError(stopped));
+            Rdma.get(ctx.getSystem()).toldAtShutdown(handler);
         }
         ActorRef<CommandFailed> answers = handler != null ? handler.narrow()
                 : bindHandler != null ? bindHandler.narrow() : null;

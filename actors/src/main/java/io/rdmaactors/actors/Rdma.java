@@ -1,9 +1,12 @@
 package io.rdmaactors.actors;
 
 import java.time.Duration;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
+import org.apache.pekko.actor.Identify;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.DispatcherSelector;
@@ -31,8 +34,12 @@ public final class Rdma implements Extension {
 
     private final RdmaSettings settings;
     private final ActorRef<RdmaProtocol.ManagerCommand> manager;
+    private final ActorSystem<?> system;
+    /** The handlers the shutdown's stop told that their connection ended. */
+    private final Set<ActorRef<?>> toldAtShutdown = ConcurrentHashMap.newKeySet();
 
     private Rdma(ActorSystem<?> system) {
+        this.system = system;
         this.settings = RdmaSettings.from(system.settings().config());
         // beside the manager, not under it: the commands that reach connections a manager restart
         // stopped are answered too
@@ -46,14 +53,41 @@ public final class Rdma implements Extension {
         String phase = CoordinatedShutdown.PhaseBeforeActorSystemTerminate();
         Duration timeout = Duration.ofMillis(shutdown.timeout(phase).toMillis());
         shutdown.addTask(phase, "rdma-actors-stop", () -> {
+            long deadline = System.nanoTime() + timeout.toNanos();
             CompletableFuture<Done> managerStopped = Patterns.gracefulStop(Adapter.toClassic(manager), timeout,
-                    RdmaManager.Stop.INSTANCE).toCompletableFuture().thenApply(stopped -> Done.done());
+                    RdmaManager.Stop.INSTANCE).toCompletableFuture().thenCompose(stopped -> handlersCaughtUp(deadline));
             // A guardian that stops itself on the Unbound this stop causes (the Pekko IO habit)
             // terminates the system under the task: the watch then never hears the manager's end, nor
             // does the phase's timeout fire, and a JVM exit waited 15 s for coordinated shutdown.
             CompletableFuture<Done> systemTerminated = system.getWhenTerminated().toCompletableFuture();
             return managerStopped.applyToEither(systemTerminated, done -> done);
         });
+    }
+
+    /** A connection the shutdown stopped told {@code handler} it ended: the shutdown waits until it took that. */
+    void toldAtShutdown(ActorRef<?> handler) {
+        if (CoordinatedShutdown.get(system).getShutdownReason().isPresent()) {
+            toldAtShutdown.add(handler);
+        }
+    }
+
+    /**
+     * Completes once each handler told at the shutdown's stop has taken what it was told (or by
+     * {@code deadline}): the guardian's stop of the user's actors is handled before the messages
+     * already queued, so a handler that got no thread meanwhile would lose them. An Identify, queued
+     * behind them, is answered once it has; a message adapter's goes to the actor owning it, whose
+     * mailbox the adapted messages went to.
+     */
+    private CompletableFuture<Done> handlersCaughtUp(long deadline) {
+        Duration left = Duration.ofNanos(Math.max(deadline - System.nanoTime(), 1_000_000));
+        CompletableFuture<?>[] answers = toldAtShutdown.stream().map(handler -> {
+            org.apache.pekko.actor.ActorRef classic = Adapter.toClassic(handler);
+            Identify identify = new Identify(Done.done());
+            return (classic.path().name().startsWith("$$")
+                    ? Patterns.ask(Adapter.toClassic(system).actorSelection(classic.path().parent()), identify, left)
+                    : Patterns.ask(classic, identify, left)).toCompletableFuture().exceptionally(timedOut -> null);
+        }).toArray(CompletableFuture[]::new);
+        return CompletableFuture.allOf(answers).thenApply(all -> Done.done());
     }
 
     public static Rdma get(ActorSystem<?> system) {
