@@ -97,6 +97,7 @@ final class ListenerActor extends AbstractBehavior<RdmaProtocol.ListenerCommand>
                         shared.owner().tell(new SrqActor.ListenerStopped());
                     }
                     handler.tell(new RdmaProtocol.Unbound());
+                    Rdma.get(getContext().getSystem()).toldAtShutdown(handler);
                     return this;
                 })
                 .build();

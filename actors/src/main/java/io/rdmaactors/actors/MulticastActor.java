@@ -217,6 +217,7 @@ final class MulticastActor {
                 join.handler().tell(new CommandFailed(acks[slot], new RdmaProtocol.ConnectionClosed("left the group")));
             }
         }
+        Rdma.get(ctx.getSystem()).toldAtShutdown(join.handler());
         id.destroyQueuePair();
         if (group != null) {
             group.close();

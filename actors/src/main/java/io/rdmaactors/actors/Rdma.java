@@ -64,7 +64,10 @@ public final class Rdma implements Extension {
         });
     }
 
-    /** A connection the shutdown stopped told {@code handler} it ended: the shutdown waits until it took that. */
+    /**
+     * A connection, listener or group member the shutdown stopped told {@code handler} it ended: the
+     * shutdown waits until the handler took that.
+     */
     void toldAtShutdown(ActorRef<?> handler) {
         if (CoordinatedShutdown.get(system).getShutdownReason().isPresent()) {
             toldAtShutdown.add(handler);
