@@ -266,9 +266,6 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
                 refuse(request.id());
                 return this;
             }
-            // a new id: a route under its handle is a closed connection's, whose id had this address
-            routes.remove(request.id());
-            owners.remove(request.id());
             held.put(request.id(), new ArrayList<>());
             listener.accept(event);
             return this;

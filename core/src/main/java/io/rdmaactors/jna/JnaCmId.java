@@ -22,6 +22,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * An {@code rdma_cm_id}. librdmacm checks the id's state itself; its EINVAL on a call made in the
@@ -33,6 +34,13 @@ final class JnaCmId extends JnaResource implements CmId {
     private static final Set<Integer> UNRESOLVABLE = Set.of(VerbsException.ENETUNREACH, VerbsException.EHOSTUNREACH,
             VerbsException.EADDRNOTAVAIL, VerbsException.ENODEV);
 
+    /**
+     * Handles are counted, not the id's address: an id created after one was destroyed may get its
+     * address while an event of the destroyed one, fetched before it went, is still being routed.
+     */
+    private static final AtomicLong HANDLES = new AtomicLong();
+
+    private final long handle = HANDLES.incrementAndGet();
     private final PortSpace portSpace;
     private final Set<InetSocketAddress> groups = ConcurrentHashMap.newKeySet();
     private volatile JnaEventChannel channel;
@@ -48,7 +56,7 @@ final class JnaCmId extends JnaResource implements CmId {
 
     @Override
     public long handle() {
-        return pointer;
+        return handle;
     }
 
     @Override
@@ -113,7 +121,7 @@ final class JnaCmId extends JnaResource implements CmId {
                     check("rdma_resolve_addr", -1);
                 }
                 // librdmacm fails at once where no route exists; the SPI promises ADDR_ERROR instead.
-                channel.post(new CmEvent.AddrError(pointer, -errno));
+                channel.post(new CmEvent.AddrError(handle, -errno));
             }
         } finally {
             exit();

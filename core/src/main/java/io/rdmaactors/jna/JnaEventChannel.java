@@ -29,7 +29,10 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 final class JnaEventChannel extends JnaResource implements EventChannel {
 
     private final FdWaiter waiter;
+    /** The ids on the channel by address, which the events fetched name them by. */
     private final Map<Long, JnaCmId> ids = new ConcurrentHashMap<>();
+    /** The same by handle, which the events handed on name them by. */
+    private final Map<Long, JnaCmId> handles = new ConcurrentHashMap<>();
     private final long[] eventOut = new long[1];
     /** Events the provider raises itself, delivered before the fd's. */
     private final Queue<CmEvent> raised = new ConcurrentLinkedQueue<>();
@@ -65,16 +68,19 @@ final class JnaEventChannel extends JnaResource implements EventChannel {
     }
 
     void add(JnaCmId id) {
-        ids.put(id.handle(), id);
+        ids.put(id.pointer, id);
+        handles.put(id.handle(), id);
     }
 
+    /** A new id at the same address may have replaced this one already. */
     void remove(JnaCmId id) {
-        ids.remove(id.handle(), id);
+        ids.remove(id.pointer, id);
+        handles.remove(id.handle(), id);
     }
 
     @Override
     public CmId cmId(long handle) {
-        return ids.get(handle);
+        return handles.get(handle);
     }
 
     @Override
@@ -135,15 +141,17 @@ final class JnaEventChannel extends JnaResource implements EventChannel {
         } else {
             data = bytes(e.param.conn.private_data, e.param.conn.private_data_len);
         }
+        // the addresses name ids live now: the ack that lets an id be destroyed comes after this
+        JnaCmId listener = e.listen_id == 0 ? null : ids.get(e.listen_id);
         if (e.event == CmEventType.CONNECT_REQUEST.code()) {
-            JnaCmId listener = ids.get(e.listen_id);
             new JnaCmId(fabric, this, e.id, listener != null ? listener.portSpace() : PortSpace.TCP);
         }
         JnaCmId id = ids.get(e.id);
         if (id != null) {
             id.observe(e.event);
         }
-        return CmEvent.fromNative(e.event, e.id, e.listen_id, e.status, data, udParameters);
+        return CmEvent.fromNative(e.event, id != null ? id.handle() : 0, listener != null ? listener.handle() : 0,
+                e.status, data, udParameters);
     }
 
     private static byte[] bytes(long pointer, byte length) {

@@ -32,7 +32,9 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.net.ServerSocket;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** The communication manager: resolution, connection setup with private data, rejects, teardown. */
@@ -46,6 +48,25 @@ public abstract class CmConformance extends FabricConformance {
         listener = opened(fabric.createCmId(serverEvents, PortSpace.TCP));
         listener.bind(new InetSocketAddress("127.0.0.1", 0));
         listener.listen(backlog);
+    }
+
+    /**
+     * No id takes the handle of one destroyed, though it may take its address: an event the
+     * destroyed id had fetched and not yet routed must not reach the new one.
+     */
+    @Test
+    void anIdNeverTakesTheHandleOfOneDestroyed() {
+        EventChannel events = opened(fabric.createEventChannel());
+        Set<Long> handles = new HashSet<>();
+        for (int i = 0; i < 32; i++) {
+            CmId id = fabric.createCmId(events, PortSpace.TCP);
+            try {
+                assertTrue(handles.add(id.handle()), "id " + i + " took the handle of an earlier one: " + id.handle());
+                assertSame(id, events.cmId(id.handle()));
+            } finally {
+                id.close();
+            }
+        }
     }
 
     /** A resolved active id with its QP, on a channel of its own. */

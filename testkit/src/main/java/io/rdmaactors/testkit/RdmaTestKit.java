@@ -241,8 +241,13 @@ public final class RdmaTestKit implements AutoCloseable {
         TestProbe<RdmaProtocol.ConnectionEvent> clientEvents = probe();
         manager().tell(RdmaProtocol.Connect.to(listener.address(), clientEvents.getRef()).withPrivateData(clientData)
                 .withTimeout(STEP));
-        RdmaProtocol.ConnectionRequested request = listener.events()
-                .expectMessageClass(RdmaProtocol.ConnectionRequested.class, STEP);
+        RdmaProtocol.ConnectionRequested request;
+        try {
+            request = listener.events().expectMessageClass(RdmaProtocol.ConnectionRequested.class, STEP);
+        } catch (AssertionError none) {
+            throw new AssertionError("no connection request reached the listener at " + listener.address() + " within "
+                    + STEP + "; the client heard " + firstHeard(clientEvents), none);
+        }
         TestProbe<RdmaProtocol.ConnectionEvent> serverEvents = probe();
         request.connection().tell(new RdmaProtocol.Accept(serverEvents.getRef(), serverData));
         RdmaProtocol.Connected client = clientEvents.expectMessageClass(RdmaProtocol.Connected.class, STEP);
@@ -298,6 +303,14 @@ public final class RdmaTestKit implements AutoCloseable {
             }
         }
         return beyond;
+    }
+
+    private static String firstHeard(TestProbe<?> events) {
+        try {
+            return String.valueOf(events.receiveMessage(Duration.ofMillis(1)));
+        } catch (AssertionError nothing) {
+            return "nothing";
+        }
     }
 
     /** Shuts the actor system down and fails if an rdma-actors thread survives it. */
