@@ -45,9 +45,6 @@ public final class ClusterMemberProcess {
                 # heartbeats there came 8 s apart: past the default 3 s pause members flap unreachable, and each
                 # flap tears the RDMA connections down and dials them again, which loads the guest more
                 pekko.cluster.failure-detector.acceptable-heartbeat-pause = 15s
-                # a connection's handshake there outlasted the default 5 s: each dial timed out, dialed again and
-                # ended the accepting side's half-made connection, which loads the guest more
-                rdma-actors.cluster.connect-timeout = 60s
                 rdma-actors.cluster.hostname = "%s"
                 """.formatted(port, System.getProperty("rdma-actors.test.address", ""))).withFallback(ConfigFactory.load());
     }
