@@ -13,6 +13,7 @@ import io.rdmaactors.verbs.ProtectionDomain;
 import io.rdmaactors.verbs.QpInitAttributes;
 import io.rdmaactors.verbs.QueuePair;
 import java.lang.foreign.MemorySegment;
+import java.lang.reflect.Field;
 import java.lang.foreign.StructLayout;
 import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
@@ -99,7 +100,18 @@ final class RcPair implements AutoCloseable {
     }
 
     private static long qpOf(CmId id) {
-        return field(id.handle(), Structs.RDMA_CM_ID, "qp");
+        return field(address(id), Structs.RDMA_CM_ID, "qp");
+    }
+
+    /** The id's rdma_cm_id: its handle is counted, not its address, and the SPI offers none. */
+    private static long address(CmId id) {
+        try {
+            Field pointer = Class.forName("io.rdmaactors.jna.JnaResource").getDeclaredField("pointer");
+            pointer.setAccessible(true);
+            return pointer.getLong(id);
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError("the jna provider's resources keep their address in JnaResource.pointer", e);
+        }
     }
 
     static long field(long pointer, StructLayout layout, String path) {
