@@ -23,13 +23,7 @@ class ShutdownTest {
         RdmaTestKit.Pair pair = kit.connect(listener);
         // a handler of the user's (under /user, which the guardian stops before /system)
         CompletableFuture<RdmaProtocol.Disconnected> heard = new CompletableFuture<>();
-        ActorRef<RdmaProtocol.ConnectionEvent> handler = kit.testKit().spawn(
-                Behaviors.receiveMessage((RdmaProtocol.ConnectionEvent e) -> {
-                    if (e instanceof RdmaProtocol.Disconnected d) {
-                        heard.complete(d);
-                    }
-                    return Behaviors.same();
-                }));
+        ActorRef<RdmaProtocol.ConnectionEvent> handler = kit.testKit().spawn(hearing(heard));
         pair.client().tell(new RdmaProtocol.Register(handler));
         // the Register is in effect once a command's answer reaches the new handler's side
         pair.client().tell(RdmaProtocol.Send.of(new byte[] {1}, "registered")
