@@ -5,10 +5,9 @@ import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
 import org.apache.pekko.actor.typed.Props;
-import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.Signal;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
-import org.apache.pekko.actor.typed.javadsl.Receive;
 
 /**
  * Owns a connection's CQ (through its completion poller subscription), and frees the QP and
@@ -17,7 +16,7 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
  * stopped, its completion subscription closed, before this actor destroys the QP and then hands
  * the CQ to its poller to destroy, in the order rdma-core requires. It runs on the verbs dispatcher: destroying is slow.
  */
-final class CompletionQueueActor extends AbstractBehavior<CompletionQueueActor.Command> {
+final class CompletionQueueActor extends OnMessageBehavior<CompletionQueueActor.Command> {
 
     interface Command {
     }
@@ -54,18 +53,22 @@ final class CompletionQueueActor extends AbstractBehavior<CompletionQueueActor.C
     }
 
     @Override
-    public Receive<Command> createReceive() {
-        return newReceiveBuilder()
-                .onMessage(Release.class, r -> {
-                    free();
-                    r.connection().tell(new ConnectionProtocol.QueuePairReleased());
-                    return Behaviors.ignore(); // freed: its stop frees nothing more
-                })
-                .onSignal(PostStop.class, s -> {
-                    free();
-                    return this;
-                })
-                .build();
+    Behavior<Command> onMessage(Command m) {
+        if (m instanceof Release r) {
+            free();
+            r.connection().tell(new ConnectionProtocol.QueuePairReleased());
+            return Behaviors.ignore(); // freed: its stop frees nothing more
+        }
+        return Behaviors.unhandled();
+    }
+
+    @Override
+    Behavior<Command> onSignal(Signal signal) {
+        if (signal instanceof PostStop) {
+            free();
+            return this;
+        }
+        return super.onSignal(signal);
     }
 
     private void free() {

@@ -35,9 +35,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.function.Function;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
+import org.apache.pekko.actor.typed.Signal;
 import org.apache.pekko.actor.typed.Props;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
@@ -157,40 +159,69 @@ final class ConnectionActor {
     }
 
     private Behavior<ConnectionCommand> resolving(RdmaProtocol.Connect connect, Duration timeout) {
+        return state(m -> whileResolving(m, connect, timeout));
+    }
+
+    private Behavior<ConnectionCommand> whileResolving(ConnectionCommand m, RdmaProtocol.Connect connect,
+                                                       Duration timeout) {
         InetSocketAddress remote = connect.remote();
-        return Behaviors.receive(ConnectionCommand.class)
-                .onMessage(Cm.class, m -> {
-                    CmEvent e = m.event();
-                    try {
-                        if (e instanceof CmEvent.AddrResolved) {
-                            id.resolveRoute(settings.resolveTimeout());
-                        } else if (e instanceof CmEvent.RouteResolved) {
-                            createQueuePair();
-                            id.connect(ConnectionParameters.of(connect.privateData()));
-                        } else if (e instanceof CmEvent.Established est) {
-                            timers.cancel(TIMER);
-                            tellConnected(remote, est.privateData());
-                            return established();
-                        } else {
-                            ConnectFailure reason = failure(e);
-                            if (reason != null) {
-                                return connectFailed(remote, reason);
-                            }
-                        }
-                    } catch (RuntimeException ex) {
-                        return connectFailed(remote, new RdmaProtocol.DeviceError(ex));
+        if (m instanceof Cm cm) {
+            CmEvent e = cm.event();
+            try {
+                if (e instanceof CmEvent.AddrResolved) {
+                    id.resolveRoute(settings.resolveTimeout());
+                } else if (e instanceof CmEvent.RouteResolved) {
+                    createQueuePair();
+                    id.connect(ConnectionParameters.of(connect.privateData()));
+                } else if (e instanceof CmEvent.Established est) {
+                    timers.cancel(TIMER);
+                    tellConnected(remote, est.privateData());
+                    return established();
+                } else {
+                    ConnectFailure reason = failure(e);
+                    if (reason != null) {
+                        return connectFailed(remote, reason);
                     }
-                    return Behaviors.same();
-                })
-                .onMessage(TimedOut.class, t -> connectFailed(remote, new RdmaProtocol.TimedOut(timeout)))
-                .onMessage(RdmaProtocol.Export.class, this::onExport)
-                .onMessage(RdmaProtocol.Unexport.class, this::onUnexport)
-                .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
-                .onMessage(HandlerTerminated.class, t -> Behaviors.stopped())
-                .onMessage(Async.class, a -> Behaviors.same())
-                .onMessage(ConnectionCommand.class, this::notConnected)
-                .onSignal(PostStop.class, s -> release())
-                .build();
+                }
+            } catch (RuntimeException ex) {
+                return connectFailed(remote, new RdmaProtocol.DeviceError(ex));
+            }
+            return Behaviors.same();
+        }
+        if (m instanceof TimedOut) {
+            return connectFailed(remote, new RdmaProtocol.TimedOut(timeout));
+        }
+        if (m instanceof HandlerTerminated) {
+            return Behaviors.stopped();
+        }
+        if (m instanceof Async) {
+            return Behaviors.same();
+        }
+        Behavior<ConnectionCommand> resources = onResourceCommand(m);
+        return resources != null ? resources : notConnected(m);
+    }
+
+    /** A connection's states: one method takes the messages, and a stop frees what it holds. */
+    private Behavior<ConnectionCommand> state(Function<ConnectionCommand, Behavior<ConnectionCommand>> onMessage) {
+        return Behaviors.receive((c, m) -> onMessage.apply(m), this::onSignal);
+    }
+
+    private Behavior<ConnectionCommand> onSignal(ActorContext<ConnectionCommand> c, Signal signal) {
+        return signal instanceof PostStop ? release() : Behaviors.unhandled();
+    }
+
+    /** Export, Unexport and the QP actor's start, taken alike in every state before closing; null for others. */
+    private Behavior<ConnectionCommand> onResourceCommand(ConnectionCommand m) {
+        if (m instanceof RdmaProtocol.Export e) {
+            return onExport(e);
+        }
+        if (m instanceof RdmaProtocol.Unexport u) {
+            return onUnexport(u);
+        }
+        if (m instanceof QueuePairStarted s) {
+            return onQueuePairStarted(s);
+        }
+        return null;
     }
 
     private static ConnectFailure failure(CmEvent e) {
@@ -260,41 +291,52 @@ final class ConnectionActor {
     }
 
     private Behavior<ConnectionCommand> awaitingDecision(byte[] requestData) {
-        return Behaviors.receive(ConnectionCommand.class)
-                .onMessage(RdmaProtocol.Accept.class, a -> {
-                    accepted = a;
-                    handler = a.handler();
-                    ctx.watchWith(handler, new HandlerTerminated());
-                    ctx.getSelf().tell(new AcceptNow(false));
-                    return accepting(requestData);
-                })
-                .onMessage(RdmaProtocol.Reject.class, r -> {
-                    try {
-                        id.reject(r.privateData());
-                    } catch (RuntimeException e) {
-                        bindHandler.tell(new CommandFailed(r, e));
-                        rejectQuietly();
-                    }
-                    return Behaviors.stopped();
-                })
-                .onMessage(TimedOut.class, t -> {
-                    ctx.getLog().info("connection request from {} unanswered for {}: rejected", id.remoteAddress(),
-                            settings.acceptTimeout());
-                    rejectQuietly();
-                    return Behaviors.stopped();
-                })
-                .onMessage(Cm.class, m -> m.event() instanceof CmEvent.Disconnected
-                        || m.event() instanceof CmEvent.DeviceRemoval ? Behaviors.stopped() : Behaviors.same())
-                .onMessage(RdmaProtocol.Export.class, this::onExport)
-                .onMessage(RdmaProtocol.Unexport.class, this::onUnexport)
-                .onMessage(Internal.class, i -> Behaviors.same())
-                .onMessage(ConnectionCommand.class, c -> {
-                    RdmaProtocol.answerTo(c, bindHandler).tell(new CommandFailed(c,
-                            new RdmaProtocol.ConnectionClosed("not accepted yet")));
-                    return Behaviors.same();
-                })
-                .onSignal(PostStop.class, s -> release())
-                .build();
+        return state(m -> whileAwaitingDecision(m, requestData));
+    }
+
+    private Behavior<ConnectionCommand> whileAwaitingDecision(ConnectionCommand m, byte[] requestData) {
+        if (m instanceof RdmaProtocol.Accept a) {
+            accepted = a;
+            handler = a.handler();
+            ctx.watchWith(handler, new HandlerTerminated());
+            ctx.getSelf().tell(new AcceptNow(false));
+            return accepting(requestData);
+        }
+        if (m instanceof RdmaProtocol.Reject r) {
+            try {
+                id.reject(r.privateData());
+            } catch (RuntimeException e) {
+                bindHandler.tell(new CommandFailed(r, e));
+                rejectQuietly();
+            }
+            return Behaviors.stopped();
+        }
+        if (m instanceof TimedOut) {
+            ctx.getLog().info("connection request from {} unanswered for {}: rejected", id.remoteAddress(),
+                    settings.acceptTimeout());
+            rejectQuietly();
+            return Behaviors.stopped();
+        }
+        if (m instanceof Cm cm) {
+            return isEnd(cm.event()) ? Behaviors.stopped() : Behaviors.same();
+        }
+        if (m instanceof RdmaProtocol.Export e) {
+            return onExport(e);
+        }
+        if (m instanceof RdmaProtocol.Unexport u) {
+            return onUnexport(u);
+        }
+        if (m instanceof Internal) {
+            return Behaviors.same();
+        }
+        RdmaProtocol.answerTo(m, bindHandler).tell(new CommandFailed(m,
+                new RdmaProtocol.ConnectionClosed("not accepted yet")));
+        return Behaviors.same();
+    }
+
+    /** The CM events that end a connection in any state: the peer's disconnect, or the device's removal. */
+    private static boolean isEnd(CmEvent e) {
+        return e instanceof CmEvent.Disconnected || e instanceof CmEvent.DeviceRemoval;
     }
 
     private void rejectQuietly() {
@@ -307,58 +349,63 @@ final class ConnectionActor {
 
     private Behavior<ConnectionCommand> accepting(byte[] requestData) {
         boolean[] sent = {false};
-        return Behaviors.receive(ConnectionCommand.class)
-                .onMessage(AcceptNow.class, n -> {
-                    if (!n.watchSettled()) {
-                        ctx.getSelf().tell(new AcceptNow(true));
-                        return Behaviors.same();
-                    }
-                    try {
-                        createQueuePair();
-                        id.accept(ConnectionParameters.of(accepted.privateData()));
-                    } catch (RuntimeException e) {
-                        handler.tell(new CommandFailed(accepted, e));
-                        rejectQuietly();
-                        return Behaviors.stopped();
-                    }
-                    sent[0] = true;
-                    timers.startSingleTimer(TIMER, new TimedOut(), settings.acceptTimeout());
-                    return Behaviors.same();
-                })
-                .onMessage(Cm.class, m -> {
-                    if (m.event() instanceof CmEvent.Established) {
-                        timers.cancel(TIMER);
-                        tellConnected(id.remoteAddress(), requestData);
-                        return established();
-                    }
-                    ConnectFailure reason = failure(m.event());
-                    return reason == null ? Behaviors.same() : connectFailed(id.remoteAddress(), reason);
-                })
-                .onMessage(TimedOut.class, t -> connectFailed(id.remoteAddress(),
-                        new RdmaProtocol.TimedOut(settings.acceptTimeout())))
-                .onMessage(SharedReceived.class, this::onSharedReceived)
-                .onMessage(RdmaProtocol.Export.class, this::onExport)
-                .onMessage(RdmaProtocol.Unexport.class, this::onUnexport)
-                .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
-                .onMessage(RdmaProtocol.Accept.class, a -> {
-                    a.handler().tell(new CommandFailed(a, new IllegalStateException(
-                            "the connection was accepted already, for " + handler.path())));
-                    return Behaviors.same();
-                })
-                .onMessage(HandlerTerminated.class, t -> {
-                    // nobody to tell Connected: the listener's handler, who sent the Accept, hears it
-                    told = true;
-                    bindHandler.tell(new CommandFailed(accepted, new RdmaProtocol.ConnectionClosed(
-                            "the handler the Accept named, " + handler.path() + ", terminated before Connected")));
-                    if (!sent[0]) {
-                        rejectQuietly(); // dead before the accept went out: the client is refused
-                    }
-                    return Behaviors.stopped();
-                })
-                .onMessage(Async.class, a -> Behaviors.same())
-                .onMessage(ConnectionCommand.class, this::notConnected)
-                .onSignal(PostStop.class, s -> release())
-                .build();
+        return state(m -> whileAccepting(m, requestData, sent));
+    }
+
+    /** @param sent whether the accept went out: a handler dead before that leaves the client refused */
+    private Behavior<ConnectionCommand> whileAccepting(ConnectionCommand m, byte[] requestData, boolean[] sent) {
+        if (m instanceof AcceptNow n) {
+            if (!n.watchSettled()) {
+                ctx.getSelf().tell(new AcceptNow(true));
+                return Behaviors.same();
+            }
+            try {
+                createQueuePair();
+                id.accept(ConnectionParameters.of(accepted.privateData()));
+            } catch (RuntimeException e) {
+                handler.tell(new CommandFailed(accepted, e));
+                rejectQuietly();
+                return Behaviors.stopped();
+            }
+            sent[0] = true;
+            timers.startSingleTimer(TIMER, new TimedOut(), settings.acceptTimeout());
+            return Behaviors.same();
+        }
+        if (m instanceof Cm cm) {
+            if (cm.event() instanceof CmEvent.Established) {
+                timers.cancel(TIMER);
+                tellConnected(id.remoteAddress(), requestData);
+                return established();
+            }
+            ConnectFailure reason = failure(cm.event());
+            return reason == null ? Behaviors.same() : connectFailed(id.remoteAddress(), reason);
+        }
+        if (m instanceof TimedOut) {
+            return connectFailed(id.remoteAddress(), new RdmaProtocol.TimedOut(settings.acceptTimeout()));
+        }
+        if (m instanceof SharedReceived r) {
+            return onSharedReceived(r);
+        }
+        if (m instanceof RdmaProtocol.Accept a) {
+            a.handler().tell(new CommandFailed(a, new IllegalStateException(
+                    "the connection was accepted already, for " + handler.path())));
+            return Behaviors.same();
+        }
+        if (m instanceof HandlerTerminated) {
+            // nobody to tell Connected: the listener's handler, who sent the Accept, hears it
+            told = true;
+            bindHandler.tell(new CommandFailed(accepted, new RdmaProtocol.ConnectionClosed(
+                    "the handler the Accept named, " + handler.path() + ", terminated before Connected")));
+            if (!sent[0]) {
+                rejectQuietly(); // dead before the accept went out: the client is refused
+            }
+            return Behaviors.stopped();
+        }
+        if (m instanceof Async) {
+            return Behaviors.same();
+        }
+        Behavior<ConnectionCommand> resources = onResourceCommand(m);
+        return resources != null ? resources : notConnected(m);
     }
 
     // ------------------------------------------------------------------ resources
@@ -478,37 +525,68 @@ final class ConnectionActor {
     // ------------------------------------------------------------------ established
 
     private Behavior<ConnectionCommand> established() {
-        return Behaviors.receive(ConnectionCommand.class)
-                .onMessage(RdmaProtocol.DataCommand.class, this::dataPath)
-                .onMessage(RdmaProtocol.ResumeWriting.class, this::dataPath)
-                .onMessage(RdmaProtocol.SuspendReading.class, this::dataPath)
-                .onMessage(RdmaProtocol.ResumeReading.class, this::dataPath)
-                .onMessage(RdmaProtocol.Export.class, this::onExport)
-                .onMessage(RdmaProtocol.Unexport.class, this::onUnexport)
-                .onMessage(RdmaProtocol.LoadAlternatePath.class, this::onLoadAlternatePath)
-                .onMessage(RdmaProtocol.MigratePath.class, m -> {
-                    toQueuePair(new ConnectionProtocol.ModifyPath(m,
-                            QpAttributes.of().migrationState(MigrationState.MIGRATED)));
-                    return Behaviors.same();
-                })
-                .onMessage(RdmaProtocol.Close.class, c -> quiescing(new RdmaProtocol.Closed()))
-                .onMessage(RdmaProtocol.ConfirmedClose.class, c -> quiescing(new RdmaProtocol.ConfirmedClosed()))
-                .onMessage(RdmaProtocol.Abort.class, a -> closeWith(new RdmaProtocol.Aborted()))
-                .onMessage(HandlerTerminated.class, t -> closeWith(handlerTerminated()))
-                .onMessage(RdmaProtocol.Register.class, this::onRegister)
-                .onMessage(SharedReceived.class, this::onSharedReceived)
-                .onMessage(Cm.class, m -> onCmWhileOpen(m.event()))
-                .onMessage(QueuePairFailed.class, f -> closeWith(new RdmaProtocol.ErrorClosed(f.cause())))
-                .onMessage(Async.class, a -> onAsync(a.event()))
-                .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
-                .onMessage(Internal.class, i -> Behaviors.same())
-                .onMessage(ConnectionCommand.class, c -> {
-                    RdmaProtocol.answerTo(c, handler).tell(new CommandFailed(c,
-                            new IllegalStateException("the connection is established")));
-                    return Behaviors.same();
-                })
-                .onSignal(PostStop.class, s -> release())
-                .build();
+        return state(this::whileEstablished);
+    }
+
+    private Behavior<ConnectionCommand> whileEstablished(ConnectionCommand m) {
+        if (m instanceof RdmaProtocol.DataCommand || m instanceof RdmaProtocol.ResumeWriting
+                || m instanceof RdmaProtocol.SuspendReading || m instanceof RdmaProtocol.ResumeReading) {
+            return dataPath(m);
+        }
+        if (m instanceof RdmaProtocol.LoadAlternatePath p) {
+            return onLoadAlternatePath(p);
+        }
+        if (m instanceof RdmaProtocol.MigratePath p) {
+            toQueuePair(new ConnectionProtocol.ModifyPath(p,
+                    QpAttributes.of().migrationState(MigrationState.MIGRATED)));
+            return Behaviors.same();
+        }
+        if (m instanceof RdmaProtocol.Close) {
+            return quiescing(new RdmaProtocol.Closed());
+        }
+        if (m instanceof RdmaProtocol.ConfirmedClose) {
+            return quiescing(new RdmaProtocol.ConfirmedClosed());
+        }
+        if (m instanceof Cm cm) {
+            return onCmWhileOpen(cm.event());
+        }
+        if (m instanceof QueuePairFailed f) {
+            return closeWith(new RdmaProtocol.ErrorClosed(f.cause()));
+        }
+        if (m instanceof SharedReceived r) {
+            return onSharedReceived(r);
+        }
+        Behavior<ConnectionCommand> common = onOpenCommand(m);
+        if (common != null) {
+            return common;
+        }
+        Behavior<ConnectionCommand> resources = onResourceCommand(m);
+        if (resources != null) {
+            return resources;
+        }
+        if (m instanceof Internal) {
+            return Behaviors.same();
+        }
+        RdmaProtocol.answerTo(m, handler).tell(new CommandFailed(m,
+                new IllegalStateException("the connection is established")));
+        return Behaviors.same();
+    }
+
+    /** Abort, the handler's death, Register and async events, taken alike while open and quiescing; null for others. */
+    private Behavior<ConnectionCommand> onOpenCommand(ConnectionCommand m) {
+        if (m instanceof RdmaProtocol.Abort) {
+            return closeWith(new RdmaProtocol.Aborted());
+        }
+        if (m instanceof HandlerTerminated) {
+            return closeWith(handlerTerminated());
+        }
+        if (m instanceof RdmaProtocol.Register r) {
+            return onRegister(r);
+        }
+        if (m instanceof Async a) {
+            return onAsync(a.event());
+        }
+        return null;
     }
 
     private RdmaProtocol.ErrorClosed handlerTerminated() {
@@ -604,22 +682,38 @@ final class ConnectionActor {
         closing = reason;
         toQueuePair(new ConnectionProtocol.Quiesce());
         timers.startSingleTimer(TIMER, new TimedOut(), settings.connectTimeout());
-        return Behaviors.receive(ConnectionCommand.class)
-                .onMessage(QueuePairQuiesced.class, q -> disconnecting())
-                .onMessage(TimedOut.class, t -> disconnecting())
-                .onMessage(Cm.class, m -> m.event() instanceof CmEvent.Disconnected
-                        || m.event() instanceof CmEvent.DeviceRemoval ? closeWith(reason) : Behaviors.same())
-                .onMessage(QueuePairFailed.class, f -> closeWith(new RdmaProtocol.ErrorClosed(f.cause())))
-                .onMessage(RdmaProtocol.Abort.class, a -> closeWith(new RdmaProtocol.Aborted()))
-                .onMessage(HandlerTerminated.class, t -> closeWith(handlerTerminated()))
-                .onMessage(RdmaProtocol.Register.class, this::onRegister)
-                .onMessage(SharedReceived.class, this::onSharedReceived)
-                .onMessage(Async.class, a -> onAsync(a.event()))
-                .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
-                .onMessage(Internal.class, i -> Behaviors.same())
-                .onMessage(ConnectionCommand.class, this::refuseWhileClosing)
-                .onSignal(PostStop.class, s -> release())
-                .build();
+        return state(m -> whileQuiescing(m, reason));
+    }
+
+    private Behavior<ConnectionCommand> whileQuiescing(ConnectionCommand m, DisconnectReason reason) {
+        if (m instanceof QueuePairQuiesced || m instanceof TimedOut) {
+            return disconnecting();
+        }
+        if (m instanceof Cm cm) {
+            return isEnd(cm.event()) ? closeWith(reason) : Behaviors.same();
+        }
+        if (m instanceof QueuePairFailed f) {
+            return closeWith(new RdmaProtocol.ErrorClosed(f.cause()));
+        }
+        if (m instanceof SharedReceived r) {
+            return onSharedReceived(r);
+        }
+        Behavior<ConnectionCommand> common = onOpenCommand(m);
+        if (common != null) {
+            return common;
+        }
+        return whileClosing(m);
+    }
+
+    /** What every closing state takes alike: the QP actor's start, internal messages, and commands refused. */
+    private Behavior<ConnectionCommand> whileClosing(ConnectionCommand m) {
+        if (m instanceof QueuePairStarted s) {
+            return onQueuePairStarted(s);
+        }
+        if (m instanceof Internal) {
+            return Behaviors.same();
+        }
+        return refuseWhileClosing(m);
     }
 
     /** Quiesced: Close ends now; ConfirmedClose waits for the peer's answer (or the CM timeout). */
@@ -634,18 +728,23 @@ final class ConnectionActor {
 
     /** Disconnect sent: wait for the peer's answer (or the CM timeout), then drain. */
     private Behavior<ConnectionCommand> confirming() {
-        return Behaviors.receive(ConnectionCommand.class)
-                .onMessage(Cm.class, m -> m.event() instanceof CmEvent.Disconnected
-                        || m.event() instanceof CmEvent.DeviceRemoval ? closeWith(closing) : Behaviors.same())
-                .onMessage(TimedOut.class, t -> closeWith(closing))
-                .onMessage(RdmaProtocol.Abort.class, a -> closeWith(new RdmaProtocol.Aborted()))
-                .onMessage(HandlerTerminated.class, t -> closeWith(closing))
-                .onMessage(RdmaProtocol.Register.class, this::onRegister)
-                .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
-                .onMessage(Internal.class, i -> Behaviors.same())
-                .onMessage(ConnectionCommand.class, this::refuseWhileClosing)
-                .onSignal(PostStop.class, s -> release())
-                .build();
+        return state(this::whileConfirming);
+    }
+
+    private Behavior<ConnectionCommand> whileConfirming(ConnectionCommand m) {
+        if (m instanceof Cm cm) {
+            return isEnd(cm.event()) ? closeWith(closing) : Behaviors.same();
+        }
+        if (m instanceof TimedOut || m instanceof HandlerTerminated) {
+            return closeWith(closing);
+        }
+        if (m instanceof RdmaProtocol.Abort) {
+            return closeWith(new RdmaProtocol.Aborted());
+        }
+        if (m instanceof RdmaProtocol.Register r) {
+            return onRegister(r);
+        }
+        return whileClosing(m);
     }
 
     /**
@@ -668,30 +767,33 @@ final class ConnectionActor {
         } else {
             toQueuePair(new ConnectionProtocol.Drain());
         }
-        return Behaviors.receive(ConnectionCommand.class)
-                .onMessage(SharedReceived.class, this::onSharedReceived)
-                .onMessage(SrqPolled.class, p -> {
-                    toQueuePair(new ConnectionProtocol.Drain());
-                    return Behaviors.same();
-                })
-                .onMessage(QueuePairDrained.class, d -> {
-                    DisconnectReason ended = peerDisconnected ? peerEnded(d.peerClosing()) : reason;
-                    boolean ownError = reason instanceof RdmaProtocol.ErrorClosed && !peerDisconnected;
-                    closing = d.failure() != null && !ownError ? new RdmaProtocol.ErrorClosed(d.failure()) : ended;
-                    cqActor.tell(new CompletionQueueActor.Release(ctx.getSelf()));
-                    return Behaviors.same();
-                })
-                .onMessage(QueuePairReleased.class, r -> {
-                    freeResources();
-                    tellDisconnected(closing);
-                    return handlerDied ? Behaviors.stopped() : closed(handler, qpActor, timers);
-                })
-                .onMessage(RdmaProtocol.Register.class, this::onRegister)
-                .onMessage(QueuePairStarted.class, this::onQueuePairStarted)
-                .onMessage(Internal.class, i -> Behaviors.same())
-                .onMessage(ConnectionCommand.class, this::refuseWhileClosing)
-                .onSignal(PostStop.class, s -> release())
-                .build();
+        return state(this::whileDraining);
+    }
+
+    private Behavior<ConnectionCommand> whileDraining(ConnectionCommand m) {
+        if (m instanceof SharedReceived r) {
+            return onSharedReceived(r);
+        }
+        if (m instanceof SrqPolled) {
+            toQueuePair(new ConnectionProtocol.Drain());
+            return Behaviors.same();
+        }
+        if (m instanceof QueuePairDrained d) {
+            DisconnectReason ended = peerDisconnected ? peerEnded(d.peerClosing()) : closing;
+            boolean ownError = closing instanceof RdmaProtocol.ErrorClosed && !peerDisconnected;
+            closing = d.failure() != null && !ownError ? new RdmaProtocol.ErrorClosed(d.failure()) : ended;
+            cqActor.tell(new CompletionQueueActor.Release(ctx.getSelf()));
+            return Behaviors.same();
+        }
+        if (m instanceof QueuePairReleased) {
+            freeResources();
+            tellDisconnected(closing);
+            return handlerDied ? Behaviors.stopped() : closed(handler, qpActor, timers);
+        }
+        if (m instanceof RdmaProtocol.Register r) {
+            return onRegister(r);
+        }
+        return whileClosing(m);
     }
 
     /**

@@ -38,10 +38,9 @@ import java.util.Set;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
-import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.Signal;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
-import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.util.ByteString;
 
 /**
@@ -59,7 +58,7 @@ import org.apache.pekko.util.ByteString;
  * command is answered exactly once: on its completion, on its flush, or when the connection closes
  * first.
  */
-final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
+final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
 
     /** Posts the data commands gathered since the last flush; it follows them in the mailbox. */
     private record Flush() implements ConnectionProtocol.QueuePairCommand {
@@ -205,7 +204,7 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     /** The peer's closing notice came: its disconnect is a close, not a failure. */
     private boolean peerClosing;
     /** Received messages not yet delivered, in order: reading is suspended, or a large one is still being read. */
-    private final ArrayDeque<Inbound> inbound = new ArrayDeque<>();
+    private final ArrayDeque<Inbound> inbound = new ArrayDeque<>(2);
     /** Data commands of this mailbox run, posted together by the Flush that follows them. */
     private final List<DataCommand> pending = new ArrayList<>();
     /** Receives delivered in this poll, reposted together. */
@@ -260,65 +259,80 @@ final class QueuePairActor extends AbstractBehavior<ConnectionCommand> {
     }
 
     @Override
-    public Receive<ConnectionCommand> createReceive() {
-        return newReceiveBuilder()
-                .onMessage(DataCommand.class, this::onData)
-                .onMessage(Flush.class, f -> {
-                    flush();
-                    return this;
-                })
-                .onMessage(Notified.class, n -> onNotified())
-                .onMessage(PollAgain.class, p -> onPollAgain())
-                .onMessage(ChannelFailed.class, f -> {
-                    throw new IllegalStateException("the completion channel failed", f.cause());
-                })
-                .onMessage(RdmaProtocol.SuspendReading.class, r -> setReading(true))
-                .onMessage(RdmaProtocol.ResumeReading.class, r -> setReading(false))
-                .onMessage(RdmaProtocol.ResumeWriting.class, r -> {
-                    flush();
-                    resumeRequested = true;
-                    resumeWhenRoom();
-                    return this;
-                })
-                .onMessage(Open.class, o -> {
-                    open = true;
-                    shortenReceiverNotReadyWait();
-                    deliverHeld();
-                    return this;
-                })
-                .onMessage(ModifyPath.class, this::onModifyPath)
-                .onMessage(Quiesce.class, q -> {
-                    flush();
-                    closing = true;
-                    quiescing = true;
-                    reportQuiesced();
-                    return this;
-                })
-                .onMessage(Drain.class, d -> {
-                    pollAll();
-                    failAll("the connection closed");
-                    endSpin();
-                    completions.silence();
-                    connection.tell(new ConnectionProtocol.QueuePairDrained(failure, peerClosing));
-                    return closed(handler);
-                })
-                .onMessage(RdmaProtocol.Register.class, r -> {
-                    handler = r.handler();
-                    connection.tell(r);
-                    return this;
-                })
-                .onMessage(SharedReceive.class, r -> {
-                    onSharedReceive(r.received());
-                    return this;
-                })
-                .onMessage(ConnectionCommand.class, this::toConnection)
-                .onSignal(PostStop.class, s -> {
-                    endSpin();
-                    completions.silence();
-                    failAll("the connection stopped");
-                    return this;
-                })
-                .build();
+    Behavior<ConnectionCommand> onMessage(ConnectionCommand m) {
+        if (m instanceof DataCommand d) {
+            return onData(d);
+        }
+        if (m instanceof Flush) {
+            flush();
+            return this;
+        }
+        if (m instanceof Notified) {
+            return onNotified();
+        }
+        if (m instanceof PollAgain) {
+            return onPollAgain();
+        }
+        if (m instanceof ChannelFailed f) {
+            throw new IllegalStateException("the completion channel failed", f.cause());
+        }
+        if (m instanceof RdmaProtocol.SuspendReading) {
+            return setReading(true);
+        }
+        if (m instanceof RdmaProtocol.ResumeReading) {
+            return setReading(false);
+        }
+        if (m instanceof RdmaProtocol.ResumeWriting) {
+            flush();
+            resumeRequested = true;
+            resumeWhenRoom();
+            return this;
+        }
+        if (m instanceof Open) {
+            open = true;
+            shortenReceiverNotReadyWait();
+            deliverHeld();
+            return this;
+        }
+        if (m instanceof ModifyPath p) {
+            return onModifyPath(p);
+        }
+        if (m instanceof Quiesce) {
+            flush();
+            closing = true;
+            quiescing = true;
+            reportQuiesced();
+            return this;
+        }
+        if (m instanceof Drain) {
+            pollAll();
+            failAll("the connection closed");
+            endSpin();
+            completions.silence();
+            connection.tell(new ConnectionProtocol.QueuePairDrained(failure, peerClosing));
+            return closed(handler);
+        }
+        if (m instanceof RdmaProtocol.Register r) {
+            handler = r.handler();
+            connection.tell(r);
+            return this;
+        }
+        if (m instanceof SharedReceive r) {
+            onSharedReceive(r.received());
+            return this;
+        }
+        return toConnection(m);
+    }
+
+    @Override
+    Behavior<ConnectionCommand> onSignal(Signal signal) {
+        if (signal instanceof PostStop) {
+            endSpin();
+            completions.silence();
+            failAll("the connection stopped");
+            return this;
+        }
+        return super.onSignal(signal);
     }
 
     /**

@@ -4,6 +4,7 @@ import io.rdmaactors.verbs.SendFlag;
 import io.rdmaactors.verbs.SendWorkRequest;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -15,14 +16,18 @@ import java.util.List;
 final class SendQueue {
 
     private final RegisteredSlots slots;
-    /** What each slot's work request carries: a user's data command or a rendezvous step. */
-    private final Object[] outstanding;
-    private final ArrayDeque<Integer> freeSlots = new ArrayDeque<>();
+    /**
+     * What each slot's work request carries: a user's data command or a rendezvous step. It grows
+     * with the registered slots, so an idle connection holds no array of the queue's depth.
+     */
+    private Object[] outstanding = new Object[0];
+    /** The queues start small, as most connections of a large server are idle; traffic grows them. */
+    private final ArrayDeque<Integer> freeSlots = new ArrayDeque<>(2);
     /**
      * Work waiting for room in the send queue, oldest first: data commands (at most limit beyond
      * that room) and rendezvous steps.
      */
-    private final ArrayDeque<Object> waiting = new ArrayDeque<>();
+    private final ArrayDeque<Object> waiting = new ArrayDeque<>(2);
     private final int limit;
     /** The user's Reads outstanding: what is posted meanwhile is fenced behind them. */
     private int readsOutstanding;
@@ -31,7 +36,6 @@ final class SendQueue {
     SendQueue(RegisteredSlots slots, int limit) {
         this.slots = slots;
         this.limit = limit;
-        this.outstanding = new Object[slots.capacity()];
     }
 
     int capacity() {
@@ -79,6 +83,7 @@ final class SendQueue {
     int takeSlot() {
         if (freeSlots.isEmpty()) {
             int first = slots.grow();
+            outstanding = Arrays.copyOf(outstanding, slots.allocated());
             for (int slot = first; first >= 0 && slot < slots.allocated(); slot++) {
                 freeSlots.add(slot);
             }
@@ -100,7 +105,7 @@ final class SendQueue {
     }
 
     boolean holds(int slot) {
-        return outstanding[slot] != null;
+        return slot < outstanding.length && outstanding[slot] != null;
     }
 
     /** Frees a slot whose request completed (or will not) and returns what it carried. */

@@ -31,7 +31,7 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
     private final SoftCompletionChannel channel;
     private final int capacity;
     private final long handle;
-    private final ArrayDeque<Entry> entries = new ArrayDeque<>();
+    private final ArrayDeque<Entry> entries = new ArrayDeque<>(2);
     /**
      * How many entries there are, readable without the monitor: a poll of an empty CQ, what a
      * busy-polling consumer does most, takes no lock, so it never makes the producer wait for it.

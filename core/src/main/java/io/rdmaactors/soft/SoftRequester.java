@@ -53,9 +53,9 @@ final class SoftRequester {
 
     private final SoftQueuePair qp;
     private final SoftFabric fabric;
-    private final ArrayDeque<SendWqe> pending = new ArrayDeque<>();
+    private final ArrayDeque<SendWqe> pending = new ArrayDeque<>(2);
     /** Sent and not yet answered, oldest first: the completer retires them from the head. */
-    final ArrayDeque<SendWqe> inflight = new ArrayDeque<>();
+    final ArrayDeque<SendWqe> inflight = new ArrayDeque<>(2);
     private long nextPsn;
     private long nextSeq;
     private boolean pumping;

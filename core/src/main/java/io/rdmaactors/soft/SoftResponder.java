@@ -38,7 +38,7 @@ final class SoftResponder {
 
     private final SoftQueuePair qp;
     private final SoftDevice device;
-    private final ArrayDeque<ReceiveWorkRequest> receives = new ArrayDeque<>();
+    private final ArrayDeque<ReceiveWorkRequest> receives = new ArrayDeque<>(2);
     private long expectedPsn;
     /** The last atomics' results by PSN: a duplicate atomic gets its first answer, never runs twice. */
     private final Map<Long, Packet> atomicReplies = new LinkedHashMap<>(16, 0.75f, false) {
