@@ -39,8 +39,8 @@ import java.util.function.Function;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
-import org.apache.pekko.actor.typed.Signal;
 import org.apache.pekko.actor.typed.Props;
+import org.apache.pekko.actor.typed.Signal;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
@@ -550,12 +550,6 @@ final class ConnectionActor {
         if (m instanceof Cm cm) {
             return onCmWhileOpen(cm.event());
         }
-        if (m instanceof QueuePairFailed f) {
-            return closeWith(new RdmaProtocol.ErrorClosed(f.cause()));
-        }
-        if (m instanceof SharedReceived r) {
-            return onSharedReceived(r);
-        }
         Behavior<ConnectionCommand> common = onOpenCommand(m);
         if (common != null) {
             return common;
@@ -572,8 +566,17 @@ final class ConnectionActor {
         return Behaviors.same();
     }
 
-    /** Abort, the handler's death, Register and async events, taken alike while open and quiescing; null for others. */
+    /**
+     * What an open connection takes alike while established and quiescing: the QP's failure,
+     * receives from a shared queue, Abort, the handler's death, Register and async events; null for others.
+     */
     private Behavior<ConnectionCommand> onOpenCommand(ConnectionCommand m) {
+        if (m instanceof QueuePairFailed f) {
+            return closeWith(new RdmaProtocol.ErrorClosed(f.cause()));
+        }
+        if (m instanceof SharedReceived r) {
+            return onSharedReceived(r);
+        }
         if (m instanceof RdmaProtocol.Abort) {
             return closeWith(new RdmaProtocol.Aborted());
         }
@@ -691,12 +694,6 @@ final class ConnectionActor {
         }
         if (m instanceof Cm cm) {
             return isEnd(cm.event()) ? closeWith(reason) : Behaviors.same();
-        }
-        if (m instanceof QueuePairFailed f) {
-            return closeWith(new RdmaProtocol.ErrorClosed(f.cause()));
-        }
-        if (m instanceof SharedReceived r) {
-            return onSharedReceived(r);
         }
         Behavior<ConnectionCommand> common = onOpenCommand(m);
         if (common != null) {
