@@ -83,4 +83,19 @@ class SendQueueTest {
         assertTrue(queue.idle());
         assertEquals(List.of(), queue.drain());
     }
+
+    @Test
+    void everySlotUpToTheDepthIsHeldAsChunksAreRegistered() {
+        assertFalse(queue.holds(0), "nothing held before a slot is registered");
+        for (int i = 0; i < 12; i++) {
+            int slot = queue.takeSlot();
+            assertFalse(queue.holds(slot));
+            queue.hold(slot, i);
+            assertTrue(queue.holds(slot));
+        }
+        assertEquals(12, slots.allocated());
+        assertEquals(0, queue.room());
+        assertEquals(12, queue.drain().size());
+        assertTrue(queue.idle());
+    }
 }
