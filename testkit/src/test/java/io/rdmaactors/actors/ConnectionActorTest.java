@@ -297,6 +297,35 @@ class ConnectionActorTest {
     }
 
     @Test
+    void aRegionExportedOnOneConnectionIsRefusedToThePeerOfAnother() {
+        RdmaTestKit.Listener listener = kit.listen(8);
+        RdmaTestKit.Pair exportedTo = kit.connect(listener);
+        RdmaTestKit.Pair other = kit.connect(listener);
+        ByteBuffer memory = ByteBuffer.allocateDirect(64);
+        memory.put(0, (byte) 42);
+        TestProbe<RdmaProtocol.ExportReply> exported = kit.probe();
+        exportedTo.server().tell(new RdmaProtocol.Export(memory, EnumSet.of(Access.REMOTE_READ), exported.getRef()));
+        RemoteRegion region = exported.expectMessageClass(RdmaProtocol.Exported.class, WAIT).region();
+
+        RdmaProtocol.Read stolen = RdmaProtocol.Read.of(region, 0, 1, "other");
+        other.client().tell(stolen);
+        RdmaProtocol.CommandFailed failed = other.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class,
+                WAIT);
+        assertEquals(stolen, failed.command());
+        RdmaProtocol.WorkRequestFailed cause = assertInstanceOf(RdmaProtocol.WorkRequestFailed.class, failed.cause());
+        assertEquals(io.rdmaactors.verbs.WcStatus.REM_ACCESS_ERR, cause.status());
+        RdmaTestKit.awaitDisconnected(other.clientEvents());
+
+        exportedTo.client().tell(RdmaProtocol.Read.of(region, 0, 1, "own"));
+        assertEquals(42, exportedTo.clientEvents().expectMessageClass(RdmaProtocol.ReadCompleted.class, WAIT)
+                .data().apply(0), "the peer it was exported to still reads it");
+        other.server().tell(new RdmaProtocol.Abort());
+        kit.close(exportedTo);
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
     void peerDisconnectMidStreamAnswersEveryRequestOnce() {
         RdmaTestKit.Listener listener = kit.listen(8);
         RdmaTestKit.Pair pair = kit.connect(listener);
