@@ -320,11 +320,9 @@ final class ConnectionActor {
         if (m instanceof Cm cm) {
             return isEnd(cm.event()) ? Behaviors.stopped() : Behaviors.same();
         }
-        if (m instanceof RdmaProtocol.Export e) {
-            return onExport(e);
-        }
-        if (m instanceof RdmaProtocol.Unexport u) {
-            return onUnexport(u);
+        Behavior<ConnectionCommand> resources = onResourceCommand(m);
+        if (resources != null) {
+            return resources;
         }
         if (m instanceof Internal) {
             return Behaviors.same();

@@ -10,6 +10,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -150,10 +151,12 @@ public final class IdleConnections {
                 port = Integer.parseInt(ports[transport.equals("rdma") ? 1 : 3]);
             }
             // two sockets per TCP connection in one JVM: raise the soft limit on open files to the hard one
-            Process p = new ProcessBuilder("bash", "-c", "ulimit -n $(ulimit -Hn); exec \"$0\" \"$@\"",
-                    BenchSupport.javaBinary(), "-cp", System.getProperty("java.class.path"), "-Xmx2g",
-                    IdleConnections.class.getName(), "--measure=" + transport, "--count=" + count, "--idle=" + idle,
-                    "--port=" + port).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            List<String> command = new ArrayList<>(List.of("bash", "-c", "ulimit -n $(ulimit -Hn); exec \"$0\" \"$@\"",
+                    BenchSupport.javaBinary(), "-cp", System.getProperty("java.class.path"), "-Xmx2g"));
+            command.addAll(BenchSupport.settingsForChild());
+            command.addAll(List.of(IdleConnections.class.getName(), "--measure=" + transport, "--count=" + count,
+                    "--idle=" + idle, "--port=" + port));
+            Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
             String line = firstLine(p, "RESULT ");
             Map<String, String> result = new LinkedHashMap<>();
             for (String kv : line.substring("RESULT ".length()).split(" ")) {
