@@ -208,6 +208,9 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
         Address member = request.map(d -> members.get(d.uid())).orElse(null);
         if (member == null || unreachable.contains(member)
                 || request.get().isStream() && !streams.offer(member, request.get().channel(), r)) {
+            getContext().getLog().debug("{} rejects a dial from {}: {}", self.address(), member,
+                    member == null ? "not a member it knows" : unreachable.contains(member) ? "unreachable"
+                            : "no channel takes the stream");
             r.connection().tell(new RdmaProtocol.Reject(null));
             return;
         }
@@ -221,6 +224,7 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
                 publish(new PeerDisconnected(member, "replaced by a new connection from the member"));
             }
         }
+        getContext().getLog().debug("{} accepts a dial from {}", self.address(), member);
         ActorRef<Object> peer = spawnPeer(PeerConnection.accepting(getContext().getSelf(), member), member);
         r.connection().tell(RdmaProtocol.Accept.with(peer.narrow()));
     }
@@ -334,6 +338,7 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
 
     private Behavior<RdmaClusterProtocol.Command> onReachability(ClusterEvent.ReachabilityEvent event) {
         Address member = event.member().address();
+        getContext().getLog().debug("{} sees {}", self.address(), event);
         if (event instanceof ClusterEvent.UnreachableMember) {
             unreachable.add(member);
             end(member, true);
@@ -361,6 +366,7 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
                     || self.compareTo(m.uniqueAddress()) > 0) {
                 continue;
             }
+            getContext().getLog().debug("{} dials {} at {}", self.address(), member, to);
             spawnPeer(PeerConnection.dialing(getContext().getSelf(), member, to, selfInPrivateData,
                     settings.connectTimeout()), member);
         }
@@ -369,6 +375,8 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
 
     private Behavior<RdmaClusterProtocol.Command> onUp(PeerConnection.Up u) {
         if (!u.peer().equals(peers.get(u.member()))) {
+            getContext().getLog().debug("{}: a connection to {} came up after another replaced it", self.address(),
+                    u.member());
             u.peer().tell(new PeerConnection.End(false)); // replaced meanwhile
             return this;
         }
@@ -407,6 +415,7 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
     }
 
     private Behavior<RdmaClusterProtocol.Command> publish(PeerEvent event) {
+        getContext().getLog().debug("{} tells {} subscribers {}", self.address(), subscribers.size(), event);
         for (ActorRef<PeerEvent> s : subscribers) {
             s.tell(event);
         }

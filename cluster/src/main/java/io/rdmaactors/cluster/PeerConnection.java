@@ -72,6 +72,7 @@ final class PeerConnection extends AbstractBehavior<Object> {
     public Receive<Object> createReceive() {
         return newReceiveBuilder()
                 .onMessage(RdmaProtocol.Connected.class, c -> {
+                    getContext().getLog().debug("connected to {} ({})", member, c.remote());
                     connection = c.connection();
                     endpoint.tell(new Up(member, connection, getContext().getSelf()));
                     return this;
@@ -107,6 +108,8 @@ final class PeerConnection extends AbstractBehavior<Object> {
     }
 
     private Behavior<Object> down(String reason, boolean connected) {
+        getContext().getLog().debug("the connection to {} {}: {}", member, connected ? "ended" : "did not come up",
+                reason);
         endpoint.tell(new Down(member, reason, connected, getContext().getSelf()));
         return Behaviors.stopped();
     }
