@@ -20,9 +20,9 @@ import java.util.concurrent.locks.LockSupport;
  * <ul>
  *   <li><b>No wake-up per message.</b> A fork-join pool wakes a parked thread for nearly every
  *       message between two actors, which costs more than an RDMA round trip.
- *       Here a task submitted by one of the threads goes to that thread's own queue and runs on
- *       it next, so a handler, its QP actor and a peer in this process hand messages on as queue
- *       pushes, on one core's cache. A task from elsewhere (a link's I/O thread, a timer, another
+ *       Here a task submitted by one of the threads runs on it next, so a handler, its QP actor
+ *       and a peer in this process hand messages on without a wake-up, on one core's cache; the
+ *       first such task waits in a plain field of the thread's, the ones behind it in its queue. A task from elsewhere (a link's I/O thread, a timer, another
  *       dispatcher) goes to the shared queue, where a spinning thread takes it within a poll; only
  *       when none spins is a parked one unparked.</li>
  *   <li><b>Parallel where there is a backlog.</b> A thread out of work takes from another's queue
@@ -75,11 +75,17 @@ final class SpinningExecutor extends AbstractExecutorService {
         if (shutdown.get()) {
             throw new RejectedExecutionException("the executor is shut down");
         }
-        Worker self = CURRENT.get();
-        if (self != null && self.executor() == this) {
+        Worker self = worker(Thread.currentThread());
+        if (self != null) {
             // the worker runs it next; only a backlog is worth another thread
-            if (self.local.add(task) && self.queued.incrementAndGet() > 1 && spinning.get() == 0) {
-                wakeOne();
+            if (self.next == null && self.queued.get() == 0) {
+                self.next = task;
+            } else {
+                self.local.add(task);
+                self.queued.incrementAndGet();
+                if (spinning.get() == 0) {
+                    wakeOne();
+                }
             }
             return;
         }
@@ -89,6 +95,16 @@ final class SpinningExecutor extends AbstractExecutorService {
         if (spinning.get() == 0) {
             wakeOne();
         }
+    }
+
+    /** The worker that is {@code thread}, or null: a comparison per core, cheaper than a thread-local's lookup. */
+    private Worker worker(Thread thread) {
+        for (Worker w : workers) {
+            if (w.thread == thread) {
+                return w;
+            }
+        }
+        return null;
     }
 
     private void wakeOne() {
@@ -140,7 +156,9 @@ final class SpinningExecutor extends AbstractExecutorService {
 
     private final class Worker implements Runnable {
         Thread thread;
-        /** Tasks this worker submitted; others take from it only behind the first. */
+        /** The task this worker submitted while its queue was empty: it runs next, and only this thread sees it. */
+        Runnable next;
+        /** Tasks this worker submitted behind {@link #next}: others may take them. */
         final ConcurrentLinkedQueue<Runnable> local = new ConcurrentLinkedQueue<>();
         final AtomicInteger queued = new AtomicInteger();
         /** Parked, or about to: the first to clear it unparks the thread. */
@@ -169,7 +187,7 @@ final class SpinningExecutor extends AbstractExecutorService {
         /** A task from behind another worker's next one. */
         private Runnable steal() {
             for (Worker victim : workers) {
-                if (victim != this && victim.queued.get() > 1) {
+                if (victim != this && victim.queued.get() > 0) {
                     Runnable task = victim.take();
                     if (task != null) {
                         return task;
@@ -180,7 +198,12 @@ final class SpinningExecutor extends AbstractExecutorService {
         }
 
         private Runnable look() {
-            Runnable task = take();
+            Runnable task = next;
+            if (task != null) {
+                next = null;
+                return task;
+            }
+            task = take();
             if (task == null) {
                 task = shared.poll();
             }

@@ -24,9 +24,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The data path's executor: every task runs once however it was submitted, a chain of tasks stays
- * on its thread, a backlog is shared, an idle executor parks all its threads, and shutdown ends
- * them; a data path actor runs on its handler's dispatcher.
+ * The data path's executor: every task runs once however it was submitted, a worker's own in the
+ * order it submitted them, a chain of tasks stays on its thread, a backlog is shared, an idle
+ * executor parks all its threads, and shutdown ends them; a data path actor runs on its handler's
+ * dispatcher.
  */
 class SpinningExecutorTest {
 
@@ -103,6 +104,27 @@ class SpinningExecutorTest {
         });
         assertTrue(done.await(30, TimeUnit.SECONDS));
         assertEquals(1, ranOn.size(), "each task handed on to the next on its own thread: " + ranOn);
+    }
+
+    @Test
+    void tasksAWorkerSubmitsRunInTheOrderItSubmittedThem() throws Exception {
+        executor = new SpinningExecutor(1, Duration.ofMillis(1), 1, factory);
+        List<String> order = new ArrayList<>();
+        CountDownLatch done = new CountDownLatch(1);
+        executor.execute(() -> {
+            // a runs next; b and c queue behind it; d, submitted while b runs, after c
+            executor.execute(() -> order.add("a"));
+            executor.execute(() -> {
+                order.add("b");
+                executor.execute(() -> {
+                    order.add("d");
+                    done.countDown();
+                });
+            });
+            executor.execute(() -> order.add("c"));
+        });
+        assertTrue(done.await(10, TimeUnit.SECONDS));
+        assertEquals(List.of("a", "b", "c", "d"), order);
     }
 
     @Test
