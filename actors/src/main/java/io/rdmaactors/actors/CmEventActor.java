@@ -11,11 +11,13 @@ import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -78,6 +80,14 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     record Route(long handle, ActorRef<RdmaProtocol.ConnectionCommand> agent) implements Command {
     }
 
+    /** The system shuts down: every connection closes as Close does; {@code replyTo} hears when all ended. */
+    record CloseConnections(ActorRef<Done> replyTo) implements Command {
+    }
+
+    /** A connection told {@link ConnectionProtocol.CloseAtShutdown} ended, or was not open. */
+    record ClosedAtShutdown(ActorRef<?> connection) implements Command {
+    }
+
     private record Pumped(CmEvent event) implements Command {
     }
 
@@ -93,6 +103,11 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     private final Map<Long, Consumer<CmEvent>> routes = new HashMap<>();
     /** Which actor each route belongs to: rdma-core reuses a destroyed id's address for the next id. */
     private final Map<Long, ActorRef<?>> owners = new HashMap<>();
+    /** The connection actors on this channel, connectors and agents: a shutdown closes each. */
+    private final Set<ActorRef<RdmaProtocol.ConnectionCommand>> connections = new HashSet<>();
+    /** Connections the shutdown's close waits for, and who hears when none is left. */
+    private final Set<ActorRef<?>> closingAtShutdown = new HashSet<>();
+    private ActorRef<Done> shutdownWaiter;
     /** Makes child names unique, where a reused handle would repeat one whose actor is still stopping. */
     private long spawned;
     /** Events for requested ids whose agent is not running yet. */
@@ -144,6 +159,7 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
                 })
                 .onMessage(Route.class, r -> {
                     getContext().watchWith(r.agent(), new Stopped(r.handle(), r.agent()));
+                    connections.add(r.agent());
                     route(r.handle(), r.agent());
                     return this;
                 })
@@ -154,8 +170,11 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
                         routes.remove(s.handle());
                         held.remove(s.handle());
                     }
-                    return this;
+                    connections.remove(s.owner());
+                    return closedAtShutdown(s.owner());
                 })
+                .onMessage(CloseConnections.class, this::onCloseConnections)
+                .onMessage(ClosedAtShutdown.class, c -> closedAtShutdown(c.connection()))
                 .onSignal(PreRestart.class, s -> {
                     pump.close();
                     drainRequests(); // the listeners stopped: their requests go with them
@@ -218,6 +237,26 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
         ActorRef<RdmaProtocol.ConnectionCommand> connection = spawn(
                 ConnectionActor.connector(id, m.connect(), settings.with(m.connect().options()), devices), "connection-" + id.handle(), id.handle());
         route(id.handle(), connection, e -> connection.tell(new ConnectionProtocol.Cm(e)));
+        connections.add(connection);
+        return this;
+    }
+
+    private Behavior<Command> onCloseConnections(CloseConnections c) {
+        shutdownWaiter = c.replyTo();
+        closingAtShutdown.addAll(connections);
+        for (ActorRef<RdmaProtocol.ConnectionCommand> connection : connections) {
+            connection.tell(new ConnectionProtocol.CloseAtShutdown(getContext().getSelf()));
+        }
+        return closedAtShutdown(null);
+    }
+
+    /** {@code connection} ended (or stopped): the shutdown's close goes on once none is left. */
+    private Behavior<Command> closedAtShutdown(ActorRef<?> connection) {
+        closingAtShutdown.remove(connection);
+        if (shutdownWaiter != null && closingAtShutdown.isEmpty()) {
+            shutdownWaiter.tell(Done.done());
+            shutdownWaiter = null;
+        }
         return this;
     }
 
@@ -230,7 +269,9 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     }
 
     private Behavior<Command> onAdoptAgent(AdoptAgent m) {
-        route(m.handle(), spawn(m.agent(), "connection-" + m.handle(), m.handle()));
+        ActorRef<RdmaProtocol.ConnectionCommand> agent = spawn(m.agent(), "connection-" + m.handle(), m.handle());
+        route(m.handle(), agent);
+        connections.add(agent);
         return this;
     }
 

@@ -120,6 +120,10 @@ final class ConnectionActor {
     private ActorRef<RdmaProtocol.ListenerCommand> listener;
     /** The handler heard Connected. */
     private boolean connected;
+    /** Closing because the system shuts down: the handler hears that rdma-actors stopped, whatever the peer did. */
+    private boolean stopping;
+    /** Who waits for this connection to end at the system's shutdown. */
+    private ActorRef<CmEventActor.Command> shutdownWaiter;
     /** Where a connect goes: a ConnectFailed names it. */
     private InetSocketAddress remote;
 
@@ -203,7 +207,29 @@ final class ConnectionActor {
 
     /** A connection's states: one method takes the messages, and a stop frees what it holds. */
     private Behavior<ConnectionCommand> state(Function<ConnectionCommand, Behavior<ConnectionCommand>> onMessage) {
-        return Behaviors.receive((c, m) -> onMessage.apply(m), this::onSignal);
+        return Behaviors.receive((c, m) -> m instanceof ConnectionProtocol.CloseAtShutdown s ? onCloseAtShutdown(s)
+                : onMessage.apply(m), this::onSignal);
+    }
+
+    /**
+     * The system shuts down: an open connection closes as Close does, so what was sent arrives and
+     * the peer hears a close; one that is not open yet is stopped with the rest.
+     */
+    private Behavior<ConnectionCommand> onCloseAtShutdown(ConnectionProtocol.CloseAtShutdown s) {
+        if (told || !connected) {
+            s.replyTo().tell(new CmEventActor.ClosedAtShutdown(ctx.getSelf()));
+            return Behaviors.same();
+        }
+        shutdownWaiter = s.replyTo();
+        if (closing != null) {
+            return Behaviors.same(); // closing already: the waiter hears when it ended
+        }
+        stopping = true;
+        return quiescing(new RdmaProtocol.ErrorClosed(stopped()));
+    }
+
+    private static RdmaProtocol.ConnectionClosed stopped() {
+        return new RdmaProtocol.ConnectionClosed("rdma-actors stopped");
     }
 
     private Behavior<ConnectionCommand> onSignal(ActorContext<ConnectionCommand> c, Signal signal) {
@@ -713,7 +739,7 @@ final class ConnectionActor {
 
     /** Quiesced: Close ends now; ConfirmedClose waits for the peer's answer (or the CM timeout). */
     private Behavior<ConnectionCommand> disconnecting() {
-        if (closing instanceof RdmaProtocol.Closed) {
+        if (!(closing instanceof RdmaProtocol.ConfirmedClosed)) {
             return closeWith(closing);
         }
         disconnectQuietly();
@@ -774,7 +800,7 @@ final class ConnectionActor {
             return Behaviors.same();
         }
         if (m instanceof QueuePairDrained d) {
-            DisconnectReason ended = peerDisconnected ? peerEnded(d.peerClosing()) : closing;
+            DisconnectReason ended = peerDisconnected && !stopping ? peerEnded(d.peerClosing()) : closing;
             boolean ownError = closing instanceof RdmaProtocol.ErrorClosed && !peerDisconnected;
             closing = d.failure() != null && !ownError ? new RdmaProtocol.ErrorClosed(d.failure()) : ended;
             cqActor.tell(new CompletionQueueActor.Release(ctx.getSelf()));
@@ -802,6 +828,10 @@ final class ConnectionActor {
                                                       TimerScheduler<ConnectionCommand> timers) {
         timers.startSingleTimer(TIMER, new TimedOut(), CLOSED_LINGER);
         return Behaviors.setup(ctx -> ClosedConnections.refusing(Behaviors.receive(ConnectionCommand.class)
+                        .onMessage(ConnectionProtocol.CloseAtShutdown.class, s -> {
+                            s.replyTo().tell(new CmEventActor.ClosedAtShutdown(ctx.getSelf()));
+                            return Behaviors.same();
+                        })
                         .onMessage(TimedOut.class, t -> Behaviors.stopped())
                         .onMessage(HandlerTerminated.class, t -> Behaviors.stopped()), handler)
                 .onSignal(PostStop.class, s -> {
@@ -831,8 +861,12 @@ final class ConnectionActor {
         if (!told) {
             told = true;
             handler.tell(new RdmaProtocol.Disconnected(reason));
+            Rdma.get(ctx.getSystem()).toldAtShutdown(handler);
             if (replaced != null && replaced != handler && handlerDied) {
                 replaced.tell(new RdmaProtocol.Disconnected(reason));
+            }
+            if (shutdownWaiter != null) {
+                shutdownWaiter.tell(new CmEventActor.ClosedAtShutdown(ctx.getSelf()));
             }
         }
     }
@@ -843,10 +877,9 @@ final class ConnectionActor {
      * parent restarting or the system shutting down) still tells its handler.
      */
     private Behavior<ConnectionCommand> release() {
-        RdmaProtocol.ConnectionClosed stopped = new RdmaProtocol.ConnectionClosed("rdma-actors stopped");
+        RdmaProtocol.ConnectionClosed stopped = stopped();
         if (connected) {
             tellDisconnected(new RdmaProtocol.ErrorClosed(stopped));
-            Rdma.get(ctx.getSystem()).toldAtShutdown(handler);
         } else if (handler != null && !told) {
             // a connect or accept cut short (the manager restarting): it fails, it never was connected
             connectFailed(remote != null ? remote : id.remoteAddress(), new RdmaProtocol.DeviceError(stopped));

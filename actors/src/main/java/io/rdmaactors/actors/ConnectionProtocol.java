@@ -65,6 +65,13 @@ final class ConnectionProtocol {
     record QueuePairReleased() implements Internal {
     }
 
+    /**
+     * The actor system shuts down: an open connection closes as Close does (its handler still hears
+     * that rdma-actors stopped); {@code replyTo} hears once it ended, or at once if it was not open.
+     */
+    record CloseAtShutdown(ActorRef<CmEventActor.Command> replyTo) implements Internal {
+    }
+
     // ------------------------------------------------------------------ to the QP actor
 
     /** What the connection actor tells its QP actor. */

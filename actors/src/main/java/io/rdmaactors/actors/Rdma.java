@@ -14,6 +14,7 @@ import org.apache.pekko.actor.typed.Extension;
 import org.apache.pekko.actor.typed.ExtensionId;
 import org.apache.pekko.actor.typed.Props;
 import org.apache.pekko.actor.typed.javadsl.Adapter;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.pattern.Patterns;
 
 /**
@@ -52,16 +53,32 @@ public final class Rdma implements Extension {
         CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
         String phase = CoordinatedShutdown.PhaseBeforeActorSystemTerminate();
         Duration timeout = Duration.ofMillis(shutdown.timeout(phase).toMillis());
+        // Open connections first close as Close does, so their peers hear a close, not a failure;
+        // within half the phase at most, the rest left for the stop.
+        Duration closeTimeout = Duration.ofMillis(Math.min(
+                system.settings().config().getDuration("rdma-actors.shutdown-close-timeout").toMillis(),
+                timeout.toMillis() / 2));
         shutdown.addTask(phase, "rdma-actors-stop", () -> {
             long deadline = System.nanoTime() + timeout.toNanos();
-            CompletableFuture<Done> managerStopped = Patterns.gracefulStop(Adapter.toClassic(manager), timeout,
-                    RdmaManager.Stop.INSTANCE).toCompletableFuture().thenCompose(stopped -> handlersCaughtUp(deadline));
+            CompletableFuture<Done> managerStopped = closeConnections(closeTimeout)
+                    .thenCompose(closed -> Patterns.gracefulStop(Adapter.toClassic(manager),
+                            Duration.ofNanos(Math.max(deadline - System.nanoTime(), 1_000_000)), RdmaManager.Stop.INSTANCE))
+                    .toCompletableFuture().thenCompose(stopped -> handlersCaughtUp(deadline));
             // A guardian that stops itself on the Unbound this stop causes (the Pekko IO habit)
             // terminates the system under the task: the watch then never hears the manager's end, nor
             // does the phase's timeout fire, and a JVM exit waited 15 s for coordinated shutdown.
             CompletableFuture<Done> systemTerminated = system.getWhenTerminated().toCompletableFuture();
             return managerStopped.applyToEither(systemTerminated, done -> done);
         });
+    }
+
+    /** Completes once every open connection closed, or after {@code timeout} (at once for zero). */
+    private CompletableFuture<Done> closeConnections(Duration timeout) {
+        if (timeout.isZero()) {
+            return CompletableFuture.completedFuture(Done.done());
+        }
+        return AskPattern.<RdmaProtocol.ManagerCommand, Done>ask(manager, RdmaManager.CloseConnections::new, timeout,
+                system.scheduler()).toCompletableFuture().exceptionally(timedOut -> Done.done());
     }
 
     /**

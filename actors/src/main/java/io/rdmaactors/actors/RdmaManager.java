@@ -5,6 +5,7 @@ import io.rdmaactors.verbs.Fabric;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
+import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
@@ -57,6 +58,13 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
         INSTANCE
     }
 
+    /**
+     * Closes every open connection as Close does, then tells {@code replyTo}: sent by the actor
+     * system's coordinated shutdown before {@link Stop}.
+     */
+    record CloseConnections(ActorRef<Done> replyTo) implements RdmaProtocol.ManagerCommand {
+    }
+
     private enum CmEventsStopped implements RdmaProtocol.ManagerCommand {
         INSTANCE
     }
@@ -83,6 +91,10 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
     private static Behavior<RdmaProtocol.ManagerCommand> unavailable(RuntimeException cause) {
         return Behaviors.receive(RdmaProtocol.ManagerCommand.class)
                 .onMessage(Stop.class, s -> Behaviors.stopped())
+                .onMessage(CloseConnections.class, c -> {
+                    c.replyTo().tell(Done.done());
+                    return Behaviors.same();
+                })
                 .onMessage(RdmaProtocol.ManagerCommand.class, m -> {
                     refuse(m, cause);
                     return Behaviors.same();
@@ -147,6 +159,10 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
                 })
                 .onMessage(RdmaProtocol.JoinMulticast.class, j -> {
                     cmEvents.tell(new CmEventActor.StartMulticast(j));
+                    return this;
+                })
+                .onMessage(CloseConnections.class, c -> {
+                    cmEvents.tell(new CmEventActor.CloseConnections(c.replyTo()));
                     return this;
                 })
                 .onMessage(Stop.class, s -> {

@@ -7,13 +7,15 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import io.rdmaactors.testkit.RdmaTestKit;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.DispatcherSelector;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.util.ByteString;
 import org.junit.jupiter.api.Test;
 
-/** The actor system's shutdown ends connections while their handlers still live. */
+/** The actor system's shutdown closes connections while their handlers still live. */
 class ShutdownTest {
 
     @Test
@@ -36,6 +38,44 @@ class ShutdownTest {
         RdmaProtocol.DisconnectReason reason = heard.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).reason();
         RdmaProtocol.ErrorClosed closed = assertInstanceOf(RdmaProtocol.ErrorClosed.class, reason);
         assertInstanceOf(RdmaProtocol.ConnectionClosed.class, closed.cause());
+    }
+
+    /**
+     * A system that shuts down closes its open connections first, as Close does: what was sent
+     * before arrives, and the peer, in a system that stays, hears a close, not a failure (as a TCP
+     * peer gets the FIN of a process that exits).
+     */
+    @Test
+    void aSystemShutdownClosesItsConnectionsSoTheirPeersHearAClose() throws Exception {
+        RdmaTestKit staying = RdmaTestKit.create();
+        try {
+            RdmaTestKit leaving = RdmaTestKit.create();
+            RdmaTestKit.Listener listener = staying.listen(8);
+            TestProbe<RdmaProtocol.ConnectionEvent> clientEvents = leaving.probe();
+            leaving.manager().tell(RdmaProtocol.Connect.to(listener.listening().localAddress(), clientEvents.getRef())
+                    .withTimeout(WAIT));
+            TestProbe<RdmaProtocol.ConnectionEvent> serverEvents = staying.probe();
+            listener.events().expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT).connection()
+                    .tell(new RdmaProtocol.Accept(serverEvents.getRef(), null));
+            ActorRef<RdmaProtocol.ConnectionCommand> client = clientEvents
+                    .expectMessageClass(RdmaProtocol.Connected.class, WAIT).connection();
+            serverEvents.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
+            client.tell(RdmaProtocol.Send.of(ByteString.fromString("the last word"), null));
+
+            leaving.close();
+
+            assertEquals("the last word", serverEvents.expectMessageClass(RdmaProtocol.Received.class, WAIT)
+                    .data().utf8String());
+            assertInstanceOf(RdmaProtocol.PeerClosed.class,
+                    RdmaTestKit.awaitDisconnected(serverEvents).reason());
+            RdmaProtocol.ErrorClosed stopped = assertInstanceOf(RdmaProtocol.ErrorClosed.class,
+                    RdmaTestKit.awaitDisconnected(clientEvents).reason());
+            assertInstanceOf(RdmaProtocol.ConnectionClosed.class, stopped.cause());
+            staying.unbind(listener);
+            staying.awaitNoLeaks(WAIT);
+        } finally {
+            staying.close();
+        }
     }
 
     /**
