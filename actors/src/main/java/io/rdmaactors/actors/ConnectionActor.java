@@ -120,7 +120,7 @@ final class ConnectionActor {
     private ActorRef<RdmaProtocol.ListenerCommand> listener;
     /** The handler heard Connected. */
     private boolean connected;
-    /** Closing because the system shuts down: the handler hears that rdma-actors stopped, whatever the peer did. */
+    /** Quiescing because the system shuts down: the manager's stop tears the connection down after. */
     private boolean stopping;
     /** Who waits for this connection to end at the system's shutdown. */
     private ActorRef<CmEventActor.Command> shutdownWaiter;
@@ -212,8 +212,9 @@ final class ConnectionActor {
     }
 
     /**
-     * The system shuts down: an open connection closes as Close does, so what was sent arrives and
-     * the peer hears a close; one that is not open yet is stopped with the rest.
+     * The system shuts down: an open connection quiesces as Close does, so what was sent arrives and
+     * the peer has the closing notice before the manager's stop tears the connection down (and the
+     * peer hears PeerClosed); one that is not open yet is stopped with the rest.
      */
     private Behavior<ConnectionCommand> onCloseAtShutdown(ConnectionProtocol.CloseAtShutdown s) {
         if (told || !connected) {
@@ -226,6 +227,13 @@ final class ConnectionActor {
         }
         stopping = true;
         return quiescing(new RdmaProtocol.ErrorClosed(stopped()));
+    }
+
+    private void closedAtShutdown() {
+        if (shutdownWaiter != null) {
+            shutdownWaiter.tell(new CmEventActor.ClosedAtShutdown(ctx.getSelf()));
+            shutdownWaiter = null;
+        }
     }
 
     private static RdmaProtocol.ConnectionClosed stopped() {
@@ -713,6 +721,12 @@ final class ConnectionActor {
     }
 
     private Behavior<ConnectionCommand> whileQuiescing(ConnectionCommand m, DisconnectReason reason) {
+        if ((m instanceof QueuePairQuiesced || m instanceof TimedOut) && stopping) {
+            // the peer has the closing notice: the manager's stop tears the connection down
+            timers.cancel(TIMER);
+            closedAtShutdown();
+            return Behaviors.same();
+        }
         if (m instanceof QueuePairQuiesced || m instanceof TimedOut) {
             return disconnecting();
         }
@@ -739,7 +753,7 @@ final class ConnectionActor {
 
     /** Quiesced: Close ends now; ConfirmedClose waits for the peer's answer (or the CM timeout). */
     private Behavior<ConnectionCommand> disconnecting() {
-        if (!(closing instanceof RdmaProtocol.ConfirmedClosed)) {
+        if (closing instanceof RdmaProtocol.Closed) {
             return closeWith(closing);
         }
         disconnectQuietly();
@@ -800,7 +814,7 @@ final class ConnectionActor {
             return Behaviors.same();
         }
         if (m instanceof QueuePairDrained d) {
-            DisconnectReason ended = peerDisconnected && !stopping ? peerEnded(d.peerClosing()) : closing;
+            DisconnectReason ended = peerDisconnected ? peerEnded(d.peerClosing()) : closing;
             boolean ownError = closing instanceof RdmaProtocol.ErrorClosed && !peerDisconnected;
             closing = d.failure() != null && !ownError ? new RdmaProtocol.ErrorClosed(d.failure()) : ended;
             cqActor.tell(new CompletionQueueActor.Release(ctx.getSelf()));
@@ -865,9 +879,7 @@ final class ConnectionActor {
             if (replaced != null && replaced != handler && handlerDied) {
                 replaced.tell(new RdmaProtocol.Disconnected(reason));
             }
-            if (shutdownWaiter != null) {
-                shutdownWaiter.tell(new CmEventActor.ClosedAtShutdown(ctx.getSelf()));
-            }
+            closedAtShutdown();
         }
     }
 

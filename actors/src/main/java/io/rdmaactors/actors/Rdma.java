@@ -53,16 +53,16 @@ public final class Rdma implements Extension {
         CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
         String phase = CoordinatedShutdown.PhaseBeforeActorSystemTerminate();
         Duration timeout = Duration.ofMillis(shutdown.timeout(phase).toMillis());
-        // Open connections first close as Close does, so their peers hear a close, not a failure;
-        // within half the phase at most, the rest left for the stop.
+        // Open connections first quiesce as Close does, so their peers hear a close, not a failure;
+        // within half the phase at most.
         Duration closeTimeout = Duration.ofMillis(Math.min(
                 system.settings().config().getDuration("rdma-actors.shutdown-close-timeout").toMillis(),
                 timeout.toMillis() / 2));
         shutdown.addTask(phase, "rdma-actors-stop", () -> {
             long deadline = System.nanoTime() + timeout.toNanos();
-            CompletableFuture<Done> managerStopped = closeConnections(closeTimeout)
-                    .thenCompose(closed -> Patterns.gracefulStop(Adapter.toClassic(manager),
-                            Duration.ofNanos(Math.max(deadline - System.nanoTime(), 1_000_000)), RdmaManager.Stop.INSTANCE))
+            CompletableFuture<Done> managerStopped = quiesceConnections(closeTimeout)
+                    .thenCompose(quiesced -> Patterns.gracefulStop(Adapter.toClassic(manager), left(deadline),
+                            RdmaManager.Stop.INSTANCE))
                     .toCompletableFuture().thenCompose(stopped -> handlersCaughtUp(deadline));
             // A guardian that stops itself on the Unbound this stop causes (the Pekko IO habit)
             // terminates the system under the task: the watch then never hears the manager's end, nor
@@ -72,8 +72,8 @@ public final class Rdma implements Extension {
         });
     }
 
-    /** Completes once every open connection closed, or after {@code timeout} (at once for zero). */
-    private CompletableFuture<Done> closeConnections(Duration timeout) {
+    /** Completes once every open connection quiesced, or after {@code timeout} (at once for zero). */
+    private CompletableFuture<Done> quiesceConnections(Duration timeout) {
         if (timeout.isZero()) {
             return CompletableFuture.completedFuture(Done.done());
         }
@@ -99,7 +99,7 @@ public final class Rdma implements Extension {
      * mailbox the adapted messages went to.
      */
     private CompletableFuture<Done> handlersCaughtUp(long deadline) {
-        Duration left = Duration.ofNanos(Math.max(deadline - System.nanoTime(), 1_000_000));
+        Duration left = left(deadline);
         CompletableFuture<?>[] answers = toldAtShutdown.stream().map(handler -> {
             org.apache.pekko.actor.ActorRef classic = Adapter.toClassic(handler);
             Identify identify = new Identify(Done.done());
@@ -108,6 +108,10 @@ public final class Rdma implements Extension {
                     : Patterns.ask(classic, identify, left)).toCompletableFuture().exceptionally(timedOut -> null);
         }).toArray(CompletableFuture[]::new);
         return CompletableFuture.allOf(answers).thenApply(all -> Done.done());
+    }
+
+    private static Duration left(long deadline) {
+        return Duration.ofNanos(Math.max(deadline - System.nanoTime(), 1_000_000));
     }
 
     public static Rdma get(ActorSystem<?> system) {

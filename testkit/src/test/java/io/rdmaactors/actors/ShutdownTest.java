@@ -15,7 +15,7 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.util.ByteString;
 import org.junit.jupiter.api.Test;
 
-/** The actor system's shutdown closes connections while their handlers still live. */
+/** The actor system's shutdown ends connections while their handlers still live, closing them first. */
 class ShutdownTest {
 
     @Test
@@ -41,7 +41,7 @@ class ShutdownTest {
     }
 
     /**
-     * A system that shuts down closes its open connections first, as Close does: what was sent
+     * A system that shuts down quiesces its open connections first, as Close does: what was sent
      * before arrives, and the peer, in a system that stays, hears a close, not a failure (as a TCP
      * peer gets the FIN of a process that exits).
      */
