@@ -80,11 +80,11 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     record Route(long handle, ActorRef<RdmaProtocol.ConnectionCommand> agent) implements Command {
     }
 
-    /** The system shuts down: every connection closes as Close does; {@code replyTo} hears when all ended. */
+    /** The system shuts down: every open connection quiesces as Close does; {@code replyTo} hears when all have. */
     record CloseConnections(ActorRef<Done> replyTo) implements Command {
     }
 
-    /** A connection told {@link ConnectionProtocol.CloseAtShutdown} ended, or was not open. */
+    /** A connection told {@link ConnectionProtocol.CloseAtShutdown} quiesced or ended, or was not open. */
     record ClosedAtShutdown(ActorRef<?> connection) implements Command {
     }
 
@@ -103,9 +103,9 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     private final Map<Long, Consumer<CmEvent>> routes = new HashMap<>();
     /** Which actor each route belongs to: rdma-core reuses a destroyed id's address for the next id. */
     private final Map<Long, ActorRef<?>> owners = new HashMap<>();
-    /** The connection actors on this channel, connectors and agents: a shutdown closes each. */
+    /** The connection actors on this channel, connectors and agents: a shutdown quiesces each. */
     private final Set<ActorRef<RdmaProtocol.ConnectionCommand>> connections = new HashSet<>();
-    /** Connections the shutdown's close waits for, and who hears when none is left. */
+    /** Connections the shutdown waits for, and who hears when none is left. */
     private final Set<ActorRef<?>> closingAtShutdown = new HashSet<>();
     private ActorRef<Done> shutdownWaiter;
     /** Makes child names unique, where a reused handle would repeat one whose actor is still stopping. */
@@ -250,7 +250,7 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
         return closedAtShutdown(null);
     }
 
-    /** {@code connection} ended (or stopped): the shutdown's close goes on once none is left. */
+    /** {@code connection} quiesced, ended or stopped: the shutdown goes on once none is left. */
     private Behavior<Command> closedAtShutdown(ActorRef<?> connection) {
         closingAtShutdown.remove(connection);
         if (shutdownWaiter != null && closingAtShutdown.isEmpty()) {

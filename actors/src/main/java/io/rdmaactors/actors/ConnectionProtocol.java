@@ -66,8 +66,9 @@ final class ConnectionProtocol {
     }
 
     /**
-     * The actor system shuts down: an open connection closes as Close does (its handler still hears
-     * that rdma-actors stopped); {@code replyTo} hears once it ended, or at once if it was not open.
+     * The actor system shuts down: an open connection quiesces as Close does, and the stop that
+     * follows tears it down (its handler hears that rdma-actors stopped); {@code replyTo} hears once
+     * it quiesced or ended, or at once if it was not open.
      */
     record CloseAtShutdown(ActorRef<CmEventActor.Command> replyTo) implements Internal {
     }

@@ -59,8 +59,9 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
     }
 
     /**
-     * Closes every open connection as Close does, then tells {@code replyTo}: sent by the actor
-     * system's coordinated shutdown before {@link Stop}.
+     * Quiesces every open connection as Close does (what was sent completes, the closing notice
+     * goes out), then tells {@code replyTo}: sent by the actor system's coordinated shutdown
+     * before {@link Stop}.
      */
     record CloseConnections(ActorRef<Done> replyTo) implements RdmaProtocol.ManagerCommand {
     }

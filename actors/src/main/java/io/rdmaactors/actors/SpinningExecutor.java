@@ -22,9 +22,10 @@ import java.util.concurrent.locks.LockSupport;
  *       message between two actors, which costs more than an RDMA round trip.
  *       Here a task submitted by one of the threads runs on it next, so a handler, its QP actor
  *       and a peer in this process hand messages on without a wake-up, on one core's cache; the
- *       first such task waits in a plain field of the thread's, the ones behind it in its queue. A task from elsewhere (a link's I/O thread, a timer, another
- *       dispatcher) goes to the shared queue, where a spinning thread takes it within a poll; only
- *       when none spins is a parked one unparked.</li>
+ *       first such task waits in a plain field of the thread's, the ones behind it in its queue.
+ *       A task from elsewhere (a link's I/O thread, a timer, another dispatcher) goes to the
+ *       shared queue, where a spinning thread takes it within a poll; only when none spins is a
+ *       parked one unparked.</li>
  *   <li><b>Parallel where there is a backlog.</b> A thread out of work takes from another's queue
  *       only what waits behind that thread's next task, so a chain of messages stays on its
  *       thread and a burst is shared; a thread that queues a second task while nobody spins
@@ -163,10 +164,6 @@ final class SpinningExecutor extends AbstractExecutorService {
         final AtomicInteger queued = new AtomicInteger();
         /** Parked, or about to: the first to clear it unparks the thread. */
         private final AtomicBoolean wakeable = new AtomicBoolean();
-
-        SpinningExecutor executor() {
-            return SpinningExecutor.this;
-        }
 
         boolean unpark() {
             if (wakeable.get() && wakeable.compareAndSet(true, false)) {
