@@ -55,8 +55,7 @@ public final class Rdma implements Extension {
         Duration timeout = Duration.ofMillis(shutdown.timeout(phase).toMillis());
         // Open connections first quiesce as Close does, so their peers hear a close, not a failure;
         // within half the phase at most.
-        Duration closeTimeout = Duration.ofMillis(Math.min(
-                system.settings().config().getDuration("rdma-actors.shutdown-close-timeout").toMillis(),
+        Duration closeTimeout = Duration.ofMillis(Math.min(settings.shutdownCloseTimeout().toMillis(),
                 timeout.toMillis() / 2));
         shutdown.addTask(phase, "rdma-actors-stop", () -> {
             long deadline = System.nanoTime() + timeout.toNanos();

@@ -14,8 +14,9 @@ import org.apache.pekko.dispatch.Dispatchers;
 public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int sendQueueDepth,
                            int receiveQueueDepth, int bufferSize, int writeQueue, int maxMessageSize,
                            Duration resolveTimeout, Duration connectTimeout,
-                           Duration acceptTimeout, int completionPollers, Duration completionSpin,
-                           Duration completionYield, String waitMode, String dispatcher, String verbsDispatcher) {
+                           Duration acceptTimeout, Duration shutdownCloseTimeout, int completionPollers,
+                           Duration completionSpin, Duration completionYield, String waitMode, String dispatcher,
+                           String verbsDispatcher) {
 
     public RdmaSettings {
         fabricOptions = Map.copyOf(fabricOptions);
@@ -25,6 +26,7 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
         require(bufferSize >= 32, "buffer-size", bufferSize, "at least 32 bytes");
         require(writeQueue >= 0, "write-queue", writeQueue, "not negative");
         require(maxMessageSize >= 1, "max-message-size", maxMessageSize, "at least 1 byte");
+        require(!shutdownCloseTimeout.isNegative(), "shutdown-close-timeout", shutdownCloseTimeout, "not negative");
         require(completionPollers >= 1, "completion-pollers", completionPollers, "at least 1");
         require(!completionSpin.isNegative(), "completion-spin", completionSpin, "not negative");
         require(!completionYield.isNegative(), "completion-yield", completionYield, "not negative");
@@ -64,8 +66,8 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
         return new RdmaSettings(fabric, fabricOptions, options.sendQueueDepth().orElse(sendQueueDepth),
                 options.receiveQueueDepth().orElse(receiveQueueDepth), bufferSize,
                 options.writeQueue().orElse(writeQueue), options.maxMessageSize().orElse(maxMessageSize),
-                resolveTimeout, connectTimeout, acceptTimeout, completionPollers, completionSpin, completionYield,
-                waitMode, dispatcher, verbsDispatcher);
+                resolveTimeout, connectTimeout, acceptTimeout, shutdownCloseTimeout, completionPollers, completionSpin,
+                completionYield, waitMode, dispatcher, verbsDispatcher);
     }
 
     /** A bad value names its key, so a configuration error says which line to fix. */
@@ -83,7 +85,8 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
         return new RdmaSettings(c.getString("fabric"), options, c.getInt("send-queue-depth"),
                 c.getInt("receive-queue-depth"), c.getInt("buffer-size"), c.getInt("write-queue"),
                 (int) Math.min(Integer.MAX_VALUE, c.getBytes("max-message-size")), c.getDuration("resolve-timeout"),
-                c.getDuration("connect-timeout"), c.getDuration("accept-timeout"), c.getInt("completion-pollers"),
+                c.getDuration("connect-timeout"), c.getDuration("accept-timeout"),
+                c.getDuration("shutdown-close-timeout"), c.getInt("completion-pollers"),
                 c.getDuration("completion-spin"), c.getDuration("completion-yield"), c.getString("wait"),
                 c.getString("dispatcher"),
                 c.getString("verbs-dispatcher"));

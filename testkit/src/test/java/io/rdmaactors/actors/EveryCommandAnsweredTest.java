@@ -75,6 +75,10 @@ class EveryCommandAnsweredTest {
                 com.typesafe.config.ConfigFactory.parseString("rdma-actors.wait = fast")
                         .withFallback(com.typesafe.config.ConfigFactory.load())));
         assertTrue(mode.getMessage().startsWith("rdma-actors.wait = fast: "), mode.getMessage());
+        IllegalArgumentException close = assertThrows(IllegalArgumentException.class, () -> RdmaSettings.from(
+                com.typesafe.config.ConfigFactory.parseString("rdma-actors.shutdown-close-timeout = -1s")
+                        .withFallback(com.typesafe.config.ConfigFactory.load())));
+        assertTrue(close.getMessage().startsWith("rdma-actors.shutdown-close-timeout = PT-1S: "), close.getMessage());
     }
 
     @Test
