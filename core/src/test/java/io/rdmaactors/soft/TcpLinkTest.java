@@ -111,13 +111,17 @@ class TcpLinkTest {
 
         /** A connection to the server's listener: this side's id, then the server's. */
         CmId[] connect() throws Exception {
+            return connect(ConnectionParameters.of(null));
+        }
+
+        CmId[] connect(ConnectionParameters parameters) throws Exception {
             CmId id = fabric.createCmId(events, PortSpace.TCP);
             id.resolveAddress(null, listener.localAddress(), STEP);
             assertInstanceOf(CmEvent.AddrResolved.class, events.await(STEP));
             id.resolveRoute(STEP);
             assertInstanceOf(CmEvent.RouteResolved.class, events.await(STEP));
             id.createQueuePair(pd, QpInitAttributes.rc(cq, 16, 16));
-            id.connect(ConnectionParameters.of(null));
+            id.connect(parameters);
             CmEvent.ConnectRequest request = assertInstanceOf(CmEvent.ConnectRequest.class, serverEvents.await(STEP));
             CmId agent = serverEvents.cmId(request.id());
             agent.createQueuePair(serverPd, QpInitAttributes.rc(serverCq, 16, 16));
@@ -216,6 +220,26 @@ class TcpLinkTest {
             assertEquals(7, sent.wrId());
         } finally {
             release.countDown();
+        }
+    }
+
+    /**
+     * A poller that read a request leaves its ACK for a frame of its own to take along; one that
+     * then stops polling and posts nothing still has the ACK sent, so the Send completes at the
+     * sender while the receiver does nothing. The sender may not retransmit (retry count 0): a
+     * retransmission would fetch the ACK too, but ends the Send in RETRY_EXC_ERR here.
+     */
+    @Test
+    void theAckOfAReceiverThatStopsPollingStillGoesOut() throws Exception {
+        Client client = new Client();
+        CmId[] connection = client.connect(new ConnectionParameters(null, 16, 16, 0, 7));
+        for (int i = 0; i < 200; i++) {
+            connection[1].queuePair().postReceive(ReceiveWorkRequest.of(i, serverMemory.sge(0, SLOT)));
+            connection[0].queuePair().postSend(SendWorkRequest.send(i, client.memory.sge(0, 4)));
+            assertEquals(WcOpcode.RECV, pollOne(serverCq).opcode()); // then the receiver polls no more
+            WorkCompletion sent = pollOne(client.cq);
+            assertEquals(WcOpcode.SEND, sent.opcode());
+            assertEquals(i, sent.wrId());
         }
     }
 

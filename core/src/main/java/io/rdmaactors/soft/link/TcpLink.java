@@ -24,8 +24,10 @@ import org.slf4j.LoggerFactory;
  * {@link LinkSelector}. A small frame is written at once by its sender when nothing waits
  * before it, so it takes no thread hop; a large payload in registered memory goes from its MR
  * to the socket in the I/O thread's gathering writes; what the socket does not take waits in a
- * bounded outbox for OP_WRITE, which takes the connections in turn ({@link LinkOutbox}). A
- * reader never blocks on a write. Frames pass through one direct buffer each way; a payload read
+ * bounded outbox for OP_WRITE, which takes the connections in turn ({@link LinkOutbox}). The ACKs
+ * a polling consumer's read decides wait up to {@link #DEFER_NANOS} for a frame of its side to go
+ * out with (the answer to the request, usually), so that a round trip costs each side one write
+ * to the socket. A reader never blocks on a write. Frames pass through one direct buffer each way; a payload read
  * from the wire is scattered into its MR from the input buffer.
  * On the accepting side nothing but the {@link LinkHandshake} is read until the peer passed it.
  * <p>
@@ -130,6 +132,17 @@ public final class TcpLink implements LinkSelector.Handler {
      */
     private Thread dispatching;
     private boolean closeWhenFlushed;
+    /**
+     * Since when the ACKs a poller's read decided wait, unsent (0: none wait): a frame posted
+     * meanwhile takes them along in its write, so that a request answered at once costs its
+     * responder one system call, not two. Only while the I/O thread ticks (the link's reading is
+     * paused), whose tick sends what waits longer. Written under outbox.
+     */
+    private volatile long deferredSince;
+    /** The reader's turn decided a response its requester waits for (a READ's data, a NAK): it goes at once. */
+    private boolean urgent;
+    /** Responses wait this long at most for a frame to go with while their poller goes on polling. */
+    private static final long DEFER_NANOS = 20_000;
     /** Written under outbox; read without it by the I/O thread to stop parsing a link that ended. */
     private volatile boolean closed;
     /** The rings the frames go through, or null: through the socket. Set before the first frame. */
@@ -238,6 +251,10 @@ public final class TcpLink implements LinkSelector.Handler {
                 return;
             }
             outbox.add(frame);
+            if (dispatching == Thread.currentThread() && (frame.packet() == null
+                    || frame.packet().kind() != Packet.Kind.ACK)) {
+                urgent = true;
+            }
             if (outbox.size() > MAX_OUTBOX) {
                 overflow = true;
             } else if (writing || writeInterest || dispatching == Thread.currentThread()) {
@@ -251,6 +268,7 @@ public final class TcpLink implements LinkSelector.Handler {
                 return;
             } else {
                 writing = true;
+                deferredSince = 0; // they go now, with this frame
             }
         }
         if (overflow) {
@@ -331,6 +349,7 @@ public final class TcpLink implements LinkSelector.Handler {
             return false;
         }
         writing = true;
+        deferredSince = 0;
         return true;
     }
 
@@ -440,14 +459,16 @@ public final class TcpLink implements LinkSelector.Handler {
             }
         }
         selector.resumed(this);
+        flushDeferred(0); // no tick sends them from now on
         LinkSharedMemory m = shared;
         if (m != null && !closed && !m.in().armReader()) {
-            selector.execute(this::resume);
+            selector.execute(this::readOn);
         }
     }
 
     /** On the I/O thread's tick while paused: takes reading back once the pollers went quiet. */
     public void resumeUnlessPolled() {
+        flushDeferred(DEFER_NANOS);
         if (!polled()) {
             resumeReading();
         }
@@ -539,7 +560,7 @@ public final class TcpLink implements LinkSelector.Handler {
         if (polled()) {
             pauseReading();
         } else if (!readTurnIfFree()) {
-            selector.later(this::resume); // after the poller: the ring was not armed
+            selector.later(this::readOn); // after the poller: the ring was not armed
         }
     }
 
@@ -564,7 +585,7 @@ public final class TcpLink implements LinkSelector.Handler {
         boolean drained = read();
         LinkSharedMemory m = shared;
         if (m != null && !closed && (!drained || !m.in().armReader())) {
-            selector.later(this::resume);
+            selector.later(this::readOn);
         }
     }
 
@@ -591,6 +612,7 @@ public final class TcpLink implements LinkSelector.Handler {
      */
     public void progress() {
         polledAt = System.nanoTime();
+        flushDeferred(DEFER_NANOS);
         if (!serving || closed || !reader.compareAndSet(false, true)) {
             return;
         }
@@ -613,6 +635,29 @@ public final class TcpLink implements LinkSelector.Handler {
         }
         if (handOver) {
             selector.execute(this::resume);
+        }
+    }
+
+    /**
+     * On the I/O thread's next turn: reads on what the ring holds. While a poller reads the link
+     * the thread leaves it to it rather than wait for its turn to end, which on a busy core costs
+     * the poller its time slice: paused, the link is taken back at a tick once the pollers went
+     * quiet ({@link #resumeUnlessPolled}).
+     */
+    private void readOn() {
+        if (closed) {
+            return;
+        }
+        if (polled() || !reader.compareAndSet(false, true)) {
+            pauseReading();
+            return;
+        }
+        try {
+            readTurn();
+        } catch (IOException | RuntimeException e) {
+            failed(e);
+        } finally {
+            reader.set(false);
         }
     }
 
@@ -676,11 +721,39 @@ public final class TcpLink implements LinkSelector.Handler {
             boolean mine;
             synchronized (outbox) {
                 dispatching = null;
-                mine = !writeInterest && startWriting();
+                boolean acksOnly = !urgent;
+                urgent = false;
+                if (acksOnly && packetsOnly && readPaused && shared == null && !outbox.isEmpty() && !writing
+                        && !writeInterest) {
+                    if (deferredSince == 0) {
+                        deferredSince = System.nanoTime();
+                    }
+                    mine = false;
+                } else {
+                    mine = !writeInterest && startWriting();
+                }
             }
             if (mine) {
                 flush();
             }
+        }
+    }
+
+    /** Sends the responses that waited for a frame to go with, if they waited {@code nanos} at least. */
+    private void flushDeferred(long nanos) {
+        if (deferredSince == 0) {
+            return;
+        }
+        boolean mine;
+        synchronized (outbox) {
+            if (deferredSince == 0 || System.nanoTime() - deferredSince < nanos) {
+                return;
+            }
+            deferredSince = 0;
+            mine = !writeInterest && startWriting();
+        }
+        if (mine) {
+            flush();
         }
     }
 
