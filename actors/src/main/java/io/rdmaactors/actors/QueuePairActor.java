@@ -180,6 +180,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private final CompletionQueue cq;
     private final CompletionPoller.Subscription completions;
     private final CompletionWait wait;
+    /** Completion events reach this actor where they are raised, on a thread that polls for work anyway. */
+    private final boolean eventsWakeNoThread;
     private final WorkCompletion[] batch = new WorkCompletion[32];
     private final Buffers buffers;
     private ActorRef<ConnectionEvent> handler;
@@ -245,10 +247,10 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         // polling on after completions saves the wake-up that would bring the next one; where the
         // provider pushes completion events to this actor and its thread polls for work anyway
         // (the data path's dispatcher), there is none to save, and the polls only delay the other
-        // actors on the thread, the peer's among them
-        boolean nothingToSave = completions.eventsPushed() && SpinningExecutor.onWorkerThread();
-        this.wait = nothingToSave ? new CompletionWait(0, 0)
-                : settings.waitMode().equals(RdmaSettings.SPIN) ? CompletionWait.latency()
+        // actors on the thread, the peer's among them; unless the polls read the link the
+        // connection runs on (CompletionQueue.pollProgresses)
+        this.eventsWakeNoThread = completions.eventsPushed() && SpinningExecutor.onWorkerThread();
+        this.wait = settings.waitMode().equals(RdmaSettings.SPIN) ? CompletionWait.latency()
                 : new CompletionWait(settings.completionSpin().toNanos(), settings.completionYield().toNanos());
         this.sends = new SendQueue(buffers.send, settings.writeQueue());
         this.maxMessageSize = settings.maxMessageSize();
@@ -584,7 +586,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     }
 
     private Behavior<ConnectionCommand> onNotified() {
-        if (wait.skipsSpin() || !(spinning || completions.takeSpinTurn())) {
+        if ((eventsWakeNoThread && !cq.pollProgresses()) || wait.skipsSpin()
+                || !(spinning || completions.takeSpinTurn())) {
             completions.rearm();
             pollAll();
             return this;

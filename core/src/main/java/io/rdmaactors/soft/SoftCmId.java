@@ -716,6 +716,14 @@ final class SoftCmId extends SoftResource implements CmId, TcpLink.Endpoint {
     }
 
     @Override
+    public void responded() {
+        SoftQueuePair q = qp;
+        if (q != null) {
+            q.responder.responded();
+        }
+    }
+
+    @Override
     public boolean transmits() {
         SoftQueuePair q = qp;
         return q == null || q.transmits();

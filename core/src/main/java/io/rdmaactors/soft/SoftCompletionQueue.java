@@ -76,6 +76,11 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
         return channel;
     }
 
+    @Override
+    public boolean pollProgresses() {
+        return links.length > 0;
+    }
+
     /**
      * Adds a completion; false when the CQ overran (CQ_ERR was raised and the caller's QP must
      * enter ERR).

@@ -304,6 +304,7 @@ final class SoftRequester {
                     if (response != null) {
                         qp.completer.onResponse(response);
                     }
+                    peer.responder.responded();
                 }
             });
         }

@@ -40,6 +40,8 @@ final class SoftResponder {
     private final SoftDevice device;
     private final ArrayDeque<ReceiveWorkRequest> receives = new ArrayDeque<>(2);
     private long expectedPsn;
+    /** The async event of the fault the request just executed met, raised by {@link #responded()}. */
+    private AsyncEventType raiseAfterResponse;
     /** The last atomics' results by PSN: a duplicate atomic gets its first answer, never runs twice. */
     private final Map<Long, Packet> atomicReplies = new LinkedHashMap<>(16, 0.75f, false) {
         @Override
@@ -100,7 +102,24 @@ final class SoftResponder {
         return null;
     }
 
-    /** Executes an incoming request; returns the response, or null when the packet is dropped. */
+    /**
+     * The response to the request just executed went on its way (handed to the requester, or
+     * queued on its link behind every frame before it): the async event of the fault it reports
+     * follows it now, so that the NAK outruns whatever the event's handler does (a disconnect, say),
+     * as on a wire. By the thread that called {@link #onRequest}.
+     */
+    void responded() {
+        AsyncEventType event = raiseAfterResponse;
+        if (event != null) {
+            raiseAfterResponse = null;
+            device.raise(new AsyncEvent.QpEvent(event, qp.qpNum()));
+        }
+    }
+
+    /**
+     * Executes an incoming request; returns the response, or null when the packet is dropped. The
+     * caller hands the response on, then calls {@link #responded()}.
+     */
     Packet onRequest(Packet p) {
         qp.recvLock.lock();
         try {
@@ -304,15 +323,14 @@ final class SoftResponder {
         }
     }
 
-    /** Enters ERR from the responder side (recvLock held): the send side is flushed by the timer thread. */
+    /**
+     * Enters ERR from the responder side (recvLock held): the send side is flushed by the timer
+     * thread; the event is raised once the request's NAK is on its way ({@link #responded()}).
+     */
     private void fail(AsyncEventType event) {
         qp.state = QpState.ERR;
         flush();
-        if (event != null) {
-            // after the NAK that goes with it reached the requester: on a wire the NAK outruns
-            // whatever the responder's owner does about the event (a disconnect, say)
-            qp.fabric.onWire(() -> device.raise(new AsyncEvent.QpEvent(event, qp.qpNum())));
-        }
+        raiseAfterResponse = event;
         qp.fabric.execute(() -> {
             qp.sendLock.lock();
             try {

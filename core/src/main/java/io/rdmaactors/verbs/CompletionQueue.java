@@ -27,6 +27,16 @@ public interface CompletionQueue extends AutoCloseable {
 
     CompletionChannel channel();
 
+    /**
+     * Whether an empty poll does work the CQ's next completion may wait for: the soft fabric reads
+     * the links to other processes that the CQ's connections run on, on the polling thread. A
+     * consumer then takes completions sooner by polling on than by awaiting their event, even
+     * where events reach it without waking a thread. False for a device's CQ.
+     */
+    default boolean pollProgresses() {
+        return false;
+    }
+
     /** Fails with {@link ResourceBusyException} while a QP uses it or events are unacknowledged. */
     @Override
     void close();

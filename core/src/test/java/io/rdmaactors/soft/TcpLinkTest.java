@@ -42,6 +42,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -221,6 +222,18 @@ class TcpLinkTest {
         } finally {
             release.countDown();
         }
+    }
+
+    /** A CQ's polls read the links its connections run on, and only while one does. */
+    @Test
+    void aCqPollProgressesWhileAConnectionOfItRunsOnALink() throws Exception {
+        Client client = new Client();
+        assertFalse(client.cq.pollProgresses(), "no connection yet");
+        CmId[] connection = client.connect();
+        assertTrue(client.cq.pollProgresses(), "the client's side");
+        assertTrue(serverCq.pollProgresses(), "the listener's side");
+        connection[0].destroyQueuePair();
+        assertFalse(client.cq.pollProgresses(), "its QP gone");
     }
 
     /**

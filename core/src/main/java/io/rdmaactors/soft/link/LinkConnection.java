@@ -101,6 +101,7 @@ public final class LinkConnection {
             if (response != null) {
                 send(response);
             }
+            endpoint.responded();
         } else {
             endpoint.onResponse(packet);
         }

@@ -64,6 +64,9 @@ public final class TcpLink implements LinkSelector.Handler {
 
         Packet onRequest(Packet request);
 
+        /** The response onRequest returned is queued: what the request's fault raises may follow it now. */
+        void responded();
+
         /** Whether its packets still waiting in the outbox may go out (see SoftQueuePair.transmits). */
         boolean transmits();
 
