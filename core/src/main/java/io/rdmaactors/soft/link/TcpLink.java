@@ -27,8 +27,8 @@ import org.slf4j.LoggerFactory;
  * bounded outbox for OP_WRITE, which takes the connections in turn ({@link LinkOutbox}). The ACKs
  * a polling consumer's read decides wait up to {@link #DEFER_NANOS} for a frame of its side to go
  * out with (the answer to the request, usually), so that a round trip costs each side one write
- * to the socket. A reader never blocks on a write. Frames pass through one direct buffer each way; a payload read
- * from the wire is scattered into its MR from the input buffer.
+ * to the socket. A reader never blocks on a write. Frames pass through one direct buffer each
+ * way; a payload read from the wire is scattered into its MR from the input buffer.
  * On the accepting side nothing but the {@link LinkHandshake} is read until the peer passed it.
  * <p>
  * Between two processes of one host the frames go through {@link LinkSharedMemory} instead,
@@ -144,7 +144,7 @@ public final class TcpLink implements LinkSelector.Handler {
     private volatile long deferredSince;
     /** The reader's turn decided a response its requester waits for (a READ's data, a NAK): it goes at once. */
     private boolean urgent;
-    /** Responses wait this long at most for a frame to go with while their poller goes on polling. */
+    /** ACKs wait this long at most for a frame to go with while their poller goes on polling. */
     private static final long DEFER_NANOS = 20_000;
     /** Written under outbox; read without it by the I/O thread to stop parsing a link that ended. */
     private volatile boolean closed;
@@ -742,7 +742,7 @@ public final class TcpLink implements LinkSelector.Handler {
         }
     }
 
-    /** Sends the responses that waited for a frame to go with, if they waited {@code nanos} at least. */
+    /** Sends the ACKs that waited for a frame to go with, if they waited {@code nanos} at least. */
     private void flushDeferred(long nanos) {
         if (deferredSince == 0) {
             return;
