@@ -187,6 +187,8 @@ final class SoftRequester {
             return;
         }
         pumping = true;
+        LinkConnection tcp = qp.link;
+        boolean corked = tcp != null && pending.size() > 1 && tcp.link.cork();
         try {
             while (!pending.isEmpty() && !rnrWait && qp.state == QpState.RTS) {
                 if (qp.init.type() != QpType.UD && takesReceive(pending.peek()) && !mayTakeReceive()) {
@@ -219,6 +221,9 @@ final class SoftRequester {
             }
         } finally {
             pumping = false;
+            if (corked) {
+                tcp.link.uncork();
+            }
         }
         armRetransmit();
     }

@@ -134,6 +134,8 @@ public final class TcpLink implements LinkSelector.Handler {
      * responses it decides leave together after them.
      */
     private Thread dispatching;
+    /** The thread whose frames wait for {@link #uncork()} to leave together (a posted list's). */
+    private Thread corked;
     private boolean closeWhenFlushed;
     /**
      * Since when the ACKs a poller's read decided wait, unsent (0: none wait): a frame posted
@@ -269,6 +271,8 @@ public final class TcpLink implements LinkSelector.Handler {
                 // while the posting thread goes on
                 interest(true);
                 return;
+            } else if (corked == Thread.currentThread()) {
+                return;
             } else {
                 writing = true;
                 deferredSince = 0; // they go now, with this frame
@@ -277,6 +281,34 @@ public final class TcpLink implements LinkSelector.Handler {
         if (overflow) {
             end(new IOException("more than " + MAX_OUTBOX + " frames wait for a peer that does not read"));
         } else {
+            flush();
+        }
+    }
+
+    /**
+     * The calling thread's frames wait until {@link #uncork()} and leave in one write, as a device
+     * takes a posted list at one doorbell: a stream's Sends cost one system call a list, not one
+     * each. False, with nothing to undo, when a thread gathers frames here already (a reader's
+     * turn, whose end writes them).
+     */
+    public boolean cork() {
+        synchronized (outbox) {
+            if (corked != null || dispatching == Thread.currentThread()) {
+                return false;
+            }
+            corked = Thread.currentThread();
+            return true;
+        }
+    }
+
+    /** Writes what the thread queued since {@link #cork()}. */
+    public void uncork() {
+        boolean mine;
+        synchronized (outbox) {
+            corked = null;
+            mine = !writeInterest && startWriting();
+        }
+        if (mine) {
             flush();
         }
     }
