@@ -289,11 +289,12 @@ public final class TcpLink implements LinkSelector.Handler {
      * The calling thread's frames wait until {@link #uncork()} and leave in one write, as a device
      * takes a posted list at one doorbell: a stream's Sends cost one system call a list, not one
      * each. False, with nothing to undo, when a thread gathers frames here already (a reader's
-     * turn, whose end writes them).
+     * turn, whose end writes them), and on shared memory, where a frame costs no system call and
+     * the peer may start on it while the rest are written.
      */
     public boolean cork() {
         synchronized (outbox) {
-            if (corked != null || dispatching == Thread.currentThread()) {
+            if (shared != null || corked != null || dispatching == Thread.currentThread()) {
                 return false;
             }
             corked = Thread.currentThread();
@@ -497,7 +498,7 @@ public final class TcpLink implements LinkSelector.Handler {
         flushDeferred(0); // no tick sends them from now on
         LinkSharedMemory m = shared;
         if (m != null && !closed && !m.in().armReader()) {
-            selector.execute(this::readOn);
+            selector.execute(this::resume);
         }
     }
 
@@ -595,7 +596,7 @@ public final class TcpLink implements LinkSelector.Handler {
         if (polled()) {
             pauseReading();
         } else if (!readTurnIfFree()) {
-            selector.later(this::readOn); // after the poller: the ring was not armed
+            selector.later(this::resume); // after the poller: the ring was not armed
         }
     }
 
@@ -620,7 +621,7 @@ public final class TcpLink implements LinkSelector.Handler {
         boolean drained = read();
         LinkSharedMemory m = shared;
         if (m != null && !closed && (!drained || !m.in().armReader())) {
-            selector.later(this::readOn);
+            selector.later(this::resume);
         }
     }
 
@@ -670,29 +671,6 @@ public final class TcpLink implements LinkSelector.Handler {
         }
         if (handOver) {
             selector.execute(this::resume);
-        }
-    }
-
-    /**
-     * On the I/O thread's next turn: reads on what the ring holds. While a poller reads the link
-     * the thread leaves it to it rather than wait for its turn to end, which on a busy core costs
-     * the poller its time slice: paused, the link is taken back at a tick once the pollers went
-     * quiet ({@link #resumeUnlessPolled}).
-     */
-    private void readOn() {
-        if (closed) {
-            return;
-        }
-        if (polled() || !reader.compareAndSet(false, true)) {
-            pauseReading();
-            return;
-        }
-        try {
-            readTurn();
-        } catch (IOException | RuntimeException e) {
-            failed(e);
-        } finally {
-            reader.set(false);
         }
     }
 
