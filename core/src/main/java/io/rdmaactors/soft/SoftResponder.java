@@ -330,7 +330,9 @@ final class SoftResponder {
     private void fail(AsyncEventType event) {
         qp.state = QpState.ERR;
         flush();
-        raiseAfterResponse = event;
+        if (event != null) {
+            raiseAfterResponse = event;
+        }
         qp.fabric.execute(() -> {
             qp.sendLock.lock();
             try {
