@@ -77,7 +77,8 @@ public final class Rdma implements Extension {
             return CompletableFuture.completedFuture(Done.done());
         }
         return AskPattern.<RdmaProtocol.ManagerCommand, Done>ask(manager, RdmaManager.CloseConnections::new, timeout,
-                system.scheduler()).toCompletableFuture().exceptionally(timedOut -> Done.done());
+                system.scheduler()).toCompletableFuture()
+                .handleAsync((done, timedOut) -> Done.done(), system.executionContext());
     }
 
     /**
@@ -96,6 +97,10 @@ public final class Rdma implements Extension {
      * already queued, so a handler that got no thread meanwhile would lose them. An Identify, queued
      * behind them, is answered once it has; a message adapter's goes to the actor owning it, whose
      * mailbox the adapted messages went to.
+     *
+     * <p>A future converted from Scala runs even its non-async callbacks on the common pool, which
+     * on two cores or fewer starts a thread per task: at 10,000 connections those thread starts took
+     * 2.4 s and the phase timed out. Its callbacks here run on the system's dispatcher.
      */
     private CompletableFuture<Done> handlersCaughtUp(long deadline) {
         Duration left = left(deadline);
@@ -104,7 +109,8 @@ public final class Rdma implements Extension {
             Identify identify = new Identify(Done.done());
             return (classic.path().name().startsWith("$$")
                     ? Patterns.ask(Adapter.toClassic(system).actorSelection(classic.path().parent()), identify, left)
-                    : Patterns.ask(classic, identify, left)).toCompletableFuture().exceptionally(timedOut -> null);
+                    : Patterns.ask(classic, identify, left)).toCompletableFuture()
+                    .handleAsync((identity, timedOut) -> null, system.executionContext());
         }).toArray(CompletableFuture[]::new);
         return CompletableFuture.allOf(answers).thenApply(all -> Done.done());
     }

@@ -3,8 +3,11 @@ package io.rdmaactors.actors;
 import static io.rdmaactors.actors.Connections.WAIT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmaactors.testkit.RdmaTestKit;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
@@ -121,6 +124,30 @@ class ShutdownTest {
 
         assertInstanceOf(RdmaProtocol.ErrorClosed.class, actorHeard.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).reason());
         assertInstanceOf(RdmaProtocol.ErrorClosed.class, adapterHeard.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).reason());
+    }
+
+    /**
+     * The shutdown waits for each handler it told: on two cores or fewer, a callback on a future
+     * converted from Scala would start a thread per handler (at 10,000 connections 2.4 s, past the
+     * phase's timeout). Where the common pool has threads of its own this cannot fail; CI's two
+     * cores are where it can.
+     */
+    @Test
+    void aShutdownStartsNoThreadPerConnection() {
+        int connections = 50;
+        RdmaTestKit kit = RdmaTestKit.create();
+        RdmaTestKit.Listener listener = kit.listen(connections);
+        for (int i = 0; i < connections; i++) {
+            kit.connect(listener);
+        }
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        long started = threads.getTotalStartedThreadCount();
+
+        kit.close();
+
+        long startedByShutdown = threads.getTotalStartedThreadCount() - started;
+        assertTrue(startedByShutdown < connections / 2,
+                startedByShutdown + " threads started while " + connections + " connections shut down");
     }
 
     private static Behavior<RdmaProtocol.ConnectionEvent> hearing(CompletableFuture<RdmaProtocol.Disconnected> heard) {
