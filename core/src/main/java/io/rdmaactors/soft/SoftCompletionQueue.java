@@ -49,6 +49,8 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
     private volatile boolean polling;
     /** The links its QPs' connections run on, progressed by an empty poll; written under the monitor. */
     private volatile TcpLink[] links = new TcpLink[0];
+    /** A QP of it has a peer in this JVM and the wire is asynchronous: an empty poll carries the wire. */
+    private volatile boolean carriesWire;
 
     SoftCompletionQueue(SoftDevice device, int capacity, SoftCompletionChannel channel) {
         super(device.fabric, ResourceKind.COMPLETION_QUEUE);
@@ -78,7 +80,7 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
 
     @Override
     public boolean pollProgresses() {
-        return links.length > 0;
+        return links.length > 0 || carriesWire;
     }
 
     /**
@@ -124,6 +126,9 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
                 for (TcpLink link : on) {
                     link.progress();
                 }
+            }
+            if (carriesWire) {
+                device.fabric.progressWire();
             }
             if (count == 0) {
                 return 0; // a completion pushed meanwhile is taken by the next poll, as from a device's CQ
@@ -205,13 +210,17 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
     /** A QP of it joined a connection (over a link, or in this JVM) or left one. */
     synchronized void linksChanged() {
         Set<TcpLink> on = new LinkedHashSet<>();
+        boolean inJvm = false;
         for (SoftQueuePair qp : users) {
             LinkConnection c = qp.link;
             if (c != null) {
                 on.add(c.link);
+            } else if (qp.remote != null) {
+                inJvm = true;
             }
         }
         links = on.toArray(new TcpLink[0]);
+        carriesWire = inJvm && device.fabric.asyncWire();
     }
 
     @Override

@@ -29,7 +29,8 @@ public interface CompletionQueue extends AutoCloseable {
 
     /**
      * Whether an empty poll does work the CQ's next completion may wait for: the soft fabric reads
-     * the links to other processes that the CQ's connections run on, on the polling thread. A
+     * the links to other processes that the CQ's connections run on, and carries what its wire
+     * between QPs of one JVM holds, on the polling thread. A
      * consumer then takes completions sooner by polling on than by awaiting their event, even
      * where events reach it without waking a thread. False for a device's CQ.
      */

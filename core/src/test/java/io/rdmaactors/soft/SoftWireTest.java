@@ -5,6 +5,7 @@ import io.rdmaactors.conformance.Loopback;
 import io.rdmaactors.soft.wire.Packet;
 import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.AddressHandle;
+import io.rdmaactors.verbs.ConnectionParameters;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.Device;
 import io.rdmaactors.verbs.Fabric;
@@ -17,11 +18,14 @@ import io.rdmaactors.verbs.QueuePair;
 import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.SendFlag;
 import io.rdmaactors.verbs.SendWorkRequest;
+import io.rdmaactors.verbs.WcOpcode;
 import io.rdmaactors.verbs.WcStatus;
 import io.rdmaactors.verbs.WorkCompletion;
+import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
@@ -296,6 +300,47 @@ class SoftWireTest {
                 assertEquals(100 + s, awaitCompletion(loop.b.cq).wrId());
             }
         }
+    }
+
+    /**
+     * An empty poll of a CQ whose QP has a peer in this JVM carries what is on the wire, so a
+     * connection awaiting its answer does not wait for the wire's thread to be woken: here that
+     * thread is elsewhere, and the Send and its ACK still go, each after its post returned.
+     */
+    @Test
+    void anEmptyPollCarriesTheWireWhileItsThreadIsElsewhere() throws Exception {
+        try (Fabric fabric = Fabric.open("soft");
+             Loopback loop = Loopback.viaCm(fabric, ConnectionParameters.of(null), ConnectionParameters.of(null))) {
+            MemoryRegion received = loop.b.register(8, Access.LOCAL_WRITE);
+            MemoryRegion sent = loop.a.register(8);
+            CountDownLatch held = new CountDownLatch(1);
+            CountDownLatch holding = new CountDownLatch(1);
+            wireThread(fabric).execute(() -> {
+                holding.countDown();
+                await(held);
+            });
+            try {
+                assertTrue(holding.await(10, TimeUnit.SECONDS), "the wire's thread is elsewhere");
+                loop.b.qp.postReceive(ReceiveWorkRequest.of(1, received.sge()));
+                sent.buffer().putLong(0, 42);
+                loop.a.qp.postSend(SendWorkRequest.send(2, sent.sge()));
+
+                assertEquals(WcOpcode.RECV, awaitCompletion(loop.b.cq).opcode());
+                assertEquals(42, received.buffer().getLong(0));
+                WorkCompletion acked = awaitCompletion(loop.a.cq);
+                assertEquals(WcStatus.SUCCESS, acked.status());
+                assertEquals(2, acked.wrId());
+            } finally {
+                held.countDown();
+            }
+        }
+    }
+
+    /** The thread of the fabric's wire, started by the connection's CM messages. */
+    private static ExecutorService wireThread(Fabric fabric) throws ReflectiveOperationException {
+        Field wire = SoftFabric.class.getDeclaredField("wire");
+        wire.setAccessible(true);
+        return (ExecutorService) wire.get(fabric);
     }
 
     /** The next completion of {@code cq}, once the wire is free to carry what makes it. */

@@ -31,6 +31,10 @@ public final class ActorPingPong implements Callable<Integer> {
     @Option(names = {"-C", "--count"}, defaultValue = "1000", description = "round trips (default ${DEFAULT-VALUE})")
     int count;
 
+    @Option(names = {"-W", "--warm-up"}, defaultValue = "10000",
+            description = "round trips before the measured ones, left out of the report (default ${DEFAULT-VALUE})")
+    int warmUp;
+
     @Option(names = {"-S", "--size"}, defaultValue = "64", description = "message bytes, at least 4 (default ${DEFAULT-VALUE})")
     int size;
 
@@ -41,8 +45,9 @@ public final class ActorPingPong implements Callable<Integer> {
     @Override
     public Integer call() {
         flags.check("--count", count, 1, Integer.MAX_VALUE);
+        flags.check("--warm-up", warmUp, 0, Integer.MAX_VALUE - count);
         flags.check("--size", size, Payload.MIN_SIZE, Program.MAX_SIZE);
-        Duration limit = Duration.ofSeconds(60 + count / 1000);
+        Duration limit = Duration.ofSeconds(60 + (count + warmUp) / 1000);
         if (flags.role() == RdmaFlags.Role.CLIENT) {
             return Program.run(NAME, flags, Program.bufferFor(size), limit, r -> client(flags.serverAddress(), r));
         }
@@ -92,11 +97,11 @@ public final class ActorPingPong implements Callable<Integer> {
 
     private Behavior<ConnectionEvent> client(InetSocketAddress server, Program.Result result) {
         return Behaviors.setup(ctx -> {
-            Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(server, ctx.getSelf()).withPrivateData(Payload.ints(count, size)).withTimeout(Program.CONNECT_TIMEOUT));
+            Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(server, ctx.getSelf()).withPrivateData(Payload.ints(warmUp + count, size)).withTimeout(Program.CONNECT_TIMEOUT));
             return Behaviors.receive(ConnectionEvent.class)
                     .onMessage(RdmaProtocol.Connected.class, c -> {
                         Report report = new Report();
-                        Report.Progress progress = Report.Progress.of(NAME + " round trips", count);
+                        Report.Progress progress = Report.Progress.of(NAME + " round trips", warmUp + count);
                         long start = System.nanoTime();
                         c.connection().tell(RdmaProtocol.Send.of(Payload.of(0, size), null));
                         return pinging(c.connection(), 0, start, start, report, progress, result);
@@ -112,24 +117,28 @@ public final class ActorPingPong implements Callable<Integer> {
         return Behaviors.receive(ConnectionEvent.class)
                 .onMessage(RdmaProtocol.Received.class, r -> {
                     long now = System.nanoTime();
-                    report.record(now - sent);
+                    if (round >= warmUp) {
+                        report.record(now - sent);
+                    }
                     progress.advance();
                     if (verify ? Payload.check(r.data(), size) != round : r.data().size() != size) {
                         progress.close();
                         return result.failed("client: round trip " + round + " came back wrong");
                     }
-                    if (round + 1 < count) {
+                    // the measured round trips start where the warm-up ends
+                    long from = round + 1 == warmUp ? now : start;
+                    if (round + 1 < warmUp + count) {
                         connection.tell(RdmaProtocol.Send.of(Payload.of(round + 1, size), null));
-                        return pinging(connection, round + 1, start, now, report, progress, result);
+                        return pinging(connection, round + 1, from, now, report, progress, result);
                     }
                     progress.close();
-                    long elapsed = now - start;
+                    long elapsed = now - from;
                     connection.tell(new RdmaProtocol.Close());
                     return Behaviors.receive(ConnectionEvent.class)
                             .onMessage(RdmaProtocol.Disconnected.class, d -> {
-                                result.succeed(String.format("%s: %d round trips of %d bytes, %s: mean round trip"
-                                        + " %.1f us%n%s%n%s", NAME, count, size, verify ? "every byte verified"
-                                        : "not verified", elapsed / 1e3 / count, report.latency("round trip"),
+                                result.succeed(String.format("%s: %d round trips of %d bytes after %d to warm up, %s:"
+                                        + " mean round trip %.1f us%n%s%n%s", NAME, count, size, warmUp,
+                                        verify ? "every byte verified" : "not verified", elapsed / 1e3 / count, report.latency("round trip"),
                                         Report.throughput(count, size, elapsed)));
                                 return Behaviors.stopped();
                             })

@@ -44,7 +44,15 @@ class FencedCommandsTest {
             SoftQueuePair qp = (SoftQueuePair) kit.faults().connection(pair.clientConnected().local(),
                     pair.clientConnected().remote()).orElseThrow().queuePair();
 
-            ((SoftFabric) kit.fabric()).onWire(() -> await(held)); // the wire is busy with something else
+            // the wire is busy with something else, on its own thread: an empty poll would carry it
+            // too, so the QP actors' polls after the Export (100 us at most) end first
+            Thread.sleep(50);
+            CountDownLatch holding = new CountDownLatch(1);
+            ((SoftFabric) kit.fabric()).onWire(() -> {
+                holding.countDown();
+                await(held);
+            });
+            assertTrue(holding.await(WAIT.toMillis(), TimeUnit.MILLISECONDS), "the wire is held");
             pair.client().tell(new RdmaProtocol.Read(region, 0, 1, "read"));
             pair.client().tell(RdmaProtocol.Write.of(region, 0, new byte[] {2}, "write"));
             int inflight = awaitPosted(qp, 2);
