@@ -43,7 +43,7 @@ class ExamplesTest {
                 Arguments.of((Object) new String[] {"ping-pong", "--count", "200"}),
                 Arguments.of((Object) new String[] {"rping", "--count", "50", "--size", "64"}),
                 Arguments.of((Object) new String[] {"devices"}),
-                Arguments.of((Object) new String[] {"actor-ping-pong", "--count", "200"}),
+                Arguments.of((Object) new String[] {"actor-ping-pong", "--count", "200", "--warm-up", "100"}),
                 Arguments.of((Object) new String[] {"blast", "--count", "2000", "--size", "256"}),
                 Arguments.of((Object) new String[] {"rdma", "--size", "512"}),
                 Arguments.of((Object) new String[] {"atomics", "--clients", "3", "--count", "20"}),
@@ -68,12 +68,13 @@ class ExamplesTest {
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
         System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
         try {
-            assertEquals(0, Main.commandLine().execute("actor-ping-pong", "-C", "300"));
+            assertEquals(0, Main.commandLine().execute("actor-ping-pong", "-C", "300", "-W", "200"));
         } finally {
             System.setOut(out);
         }
         String report = captured.toString(StandardCharsets.UTF_8);
-        assertTrue(report.contains("actor-ping-pong: 300 round trips of 64 bytes, every byte verified"), report);
+        assertTrue(report.contains("actor-ping-pong: 300 round trips of 64 bytes after 200 to warm up, every byte"
+                + " verified"), report);
         for (String figure : new String[] {"p50", "p90", "p99", "p99.9", "max", "msg/s", "MB/s"}) {
             assertTrue(report.contains(figure), figure + " missing from " + report);
         }
@@ -86,6 +87,7 @@ class ExamplesTest {
                 Arguments.of((Object) new String[] {"ping-pong", "-s", "-c"}),
                 Arguments.of((Object) new String[] {"actor-ping-pong", "--fabric", "nosuch"}),
                 Arguments.of((Object) new String[] {"actor-ping-pong", "-S", "3"}),
+                Arguments.of((Object) new String[] {"actor-ping-pong", "--warm-up", "-1"}),
                 Arguments.of((Object) new String[] {"actor-ping-pong", "-c", "-p", "70000"}),
                 Arguments.of((Object) new String[] {"blast", "--count", "0"}),
                 Arguments.of((Object) new String[] {"blast", "-S", "" + (Program.MAX_SIZE + 1)}),
@@ -151,8 +153,8 @@ class ExamplesTest {
         return Stream.of(
                 Arguments.of("ping-pong", List.of("-C", "300"), List.of("contents verified", "msg/s"),
                         "echoed 300 messages"),
-                Arguments.of("actor-ping-pong", List.of("-C", "300"), List.of("every byte verified", "msg/s"),
-                        "echoed 300 messages"),
+                Arguments.of("actor-ping-pong", List.of("-C", "300", "-W", "200"), List.of("every byte verified",
+                        "msg/s"), "echoed 500 messages"),
                 Arguments.of("blast", List.of("-C", "2000", "-S", "256"), List.of("every message arrived once",
                         "msg/s"), "2000 messages of 256 bytes"),
                 Arguments.of("stream-echo", List.of("-C", "3000", "-S", "512"), List.of("3000 messages of 512 bytes"
