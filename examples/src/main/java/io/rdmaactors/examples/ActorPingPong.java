@@ -28,10 +28,10 @@ public final class ActorPingPong implements Callable<Integer> {
     @Mixin
     RdmaFlags flags;
 
-    @Option(names = {"-C", "--count"}, defaultValue = "1000", description = "round trips (default ${DEFAULT-VALUE})")
+    @Option(names = {"-C", "--count"}, defaultValue = "10000", description = "round trips measured (default ${DEFAULT-VALUE})")
     int count;
 
-    @Option(names = {"-W", "--warm-up"}, defaultValue = "10000",
+    @Option(names = {"-W", "--warm-up"}, defaultValue = "50000",
             description = "round trips before the measured ones, left out of the report (default ${DEFAULT-VALUE})")
     int warmUp;
 
@@ -63,30 +63,32 @@ public final class ActorPingPong implements Callable<Integer> {
                     if (reports) {
                         System.out.println(NAME + " server: client " + c.remote() + " connected");
                     }
-                    return echoing(c, Payload.first(c.privateData()), Payload.second(c.privateData()), 0, reports,
-                            result);
+                    return echoing(c, Payload.first(c.privateData()), Payload.second(c.privateData()), reports, result);
                 })
                 .onAnyMessage(e -> result.unexpected("server", e))
                 .build();
     }
 
+    /** One behavior for the whole run, not one per message: each would be garbage the GC pauses for. */
     private static Behavior<ConnectionEvent> echoing(RdmaProtocol.Connected connected, int rounds, int bytes,
-                                                     int echoed, boolean reports, Program.Result result) {
+                                                     boolean reports, Program.Result result) {
+        int[] echoed = {0};
         return Behaviors.receive(ConnectionEvent.class)
                 .onMessage(RdmaProtocol.Received.class, r -> {
                     if (r.data().size() != bytes) {
                         return result.failed("server: " + r.data().size() + " bytes received, " + bytes + " announced");
                     }
                     connected.connection().tell(RdmaProtocol.Send.of(r.data(), null));
-                    return echoing(connected, rounds, bytes, echoed + 1, reports, result);
+                    echoed[0]++;
+                    return Behaviors.same();
                 })
                 .onMessage(RdmaProtocol.Disconnected.class, d -> {
-                    if (echoed != rounds) {
-                        return result.failed("server: " + Program.describe(d) + " after " + echoed + " of " + rounds
+                    if (echoed[0] != rounds) {
+                        return result.failed("server: " + Program.describe(d) + " after " + echoed[0] + " of " + rounds
                                 + " round trips");
                     }
                     if (reports) {
-                        result.succeed(String.format("%s server: echoed %d messages of %d bytes to %s", NAME, echoed,
+                        result.succeed(String.format("%s server: echoed %d messages of %d bytes to %s", NAME, echoed[0],
                                 bytes, connected.remote()));
                     }
                     return Behaviors.stopped();
@@ -100,57 +102,71 @@ public final class ActorPingPong implements Callable<Integer> {
             Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(server, ctx.getSelf()).withPrivateData(Payload.ints(warmUp + count, size)).withTimeout(Program.CONNECT_TIMEOUT));
             return Behaviors.receive(ConnectionEvent.class)
                     .onMessage(RdmaProtocol.Connected.class, c -> {
-                        Report report = new Report();
-                        Report.Progress progress = Report.Progress.of(NAME + " round trips", warmUp + count);
-                        long start = System.nanoTime();
+                        Rounds at = new Rounds(System.nanoTime());
                         c.connection().tell(RdmaProtocol.Send.of(Payload.of(0, size), null));
-                        return pinging(c.connection(), 0, start, start, report, progress, result);
+                        return pinging(c.connection(), at, result);
                     })
                     .onAnyMessage(e -> result.unexpected("client", e))
                     .build();
         });
     }
 
-    private Behavior<ConnectionEvent> pinging(ActorRef<ConnectionCommand> connection, int round, long start,
-                                              long sent, Report report, Report.Progress progress,
+    /** Where the client's run is: one behavior holds it for the whole run. */
+    private final class Rounds {
+        final Report report = new Report();
+        final Report.Progress progress = Report.Progress.of(NAME + " round trips", warmUp + count);
+        int round;
+        /** When the measured round trips started (the warm-up's end). */
+        long start;
+        long sent;
+
+        Rounds(long now) {
+            start = now;
+            sent = now;
+        }
+    }
+
+    private Behavior<ConnectionEvent> pinging(ActorRef<ConnectionCommand> connection, Rounds at,
                                               Program.Result result) {
         return Behaviors.receive(ConnectionEvent.class)
                 .onMessage(RdmaProtocol.Received.class, r -> {
                     long now = System.nanoTime();
-                    if (round >= warmUp) {
-                        report.record(now - sent);
+                    if (at.round >= warmUp) {
+                        at.report.record(now - at.sent);
                     }
-                    progress.advance();
-                    if (verify ? Payload.check(r.data(), size) != round : r.data().size() != size) {
-                        progress.close();
-                        return result.failed("client: round trip " + round + " came back wrong");
+                    at.progress.advance();
+                    if (verify ? Payload.check(r.data(), size) != at.round : r.data().size() != size) {
+                        at.progress.close();
+                        return result.failed("client: round trip " + at.round + " came back wrong");
                     }
-                    // the measured round trips start where the warm-up ends
-                    long from = round + 1 == warmUp ? now : start;
-                    if (round + 1 < warmUp + count) {
-                        connection.tell(RdmaProtocol.Send.of(Payload.of(round + 1, size), null));
-                        return pinging(connection, round + 1, from, now, report, progress, result);
+                    if (++at.round == warmUp) {
+                        at.start = now;
                     }
-                    progress.close();
-                    long elapsed = now - from;
+                    if (at.round < warmUp + count) {
+                        at.sent = now;
+                        connection.tell(RdmaProtocol.Send.of(Payload.of(at.round, size), null));
+                        return Behaviors.same();
+                    }
+                    at.progress.close();
+                    long elapsed = now - at.start;
                     connection.tell(new RdmaProtocol.Close());
                     return Behaviors.receive(ConnectionEvent.class)
                             .onMessage(RdmaProtocol.Disconnected.class, d -> {
                                 result.succeed(String.format("%s: %d round trips of %d bytes after %d to warm up, %s:"
                                         + " mean round trip %.1f us%n%s%n%s", NAME, count, size, warmUp,
-                                        verify ? "every byte verified" : "not verified", elapsed / 1e3 / count, report.latency("round trip"),
-                                        Report.throughput(count, size, elapsed)));
+                                        verify ? "every byte verified" : "not verified", elapsed / 1e3 / count,
+                                        at.report.latency("round trip"), Report.throughput(count, size, elapsed)));
                                 return Behaviors.stopped();
                             })
                             .build();
                 })
                 .onMessage(RdmaProtocol.Disconnected.class, d -> {
-                    progress.close();
-                    return result.failed("client: " + Program.describe(d) + " after " + round + " of " + count
-                            + " round trips");
+                    at.progress.close();
+                    return result.failed("client: " + Program.describe(d) + " after " + at.round + " of "
+                            + (warmUp + count) + " round trips");
                 })
                 .onAnyMessage(e -> {
-                    progress.close();
+                    at.progress.close();
                     return result.unexpected("client", e);
                 })
                 .build();
