@@ -32,17 +32,21 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The software RDMA fabric: devices with two ports each, in-memory transport between QPs of this
  * JVM and TCP loopback between processes. See docs/soft-fabric.md for the semantics it keeps.
  */
 public final class SoftFabric implements Fabric {
+
+    private static final Logger log = LoggerFactory.getLogger(SoftFabric.class);
 
     private static final AtomicInteger INSTANCES = new AtomicInteger();
     /** librdmacm's Q_Key for UD ids ({@code RDMA_UDP_QKEY}). */
@@ -71,6 +75,7 @@ public final class SoftFabric implements Fabric {
     private final Queue<Runnable> onTheWire = new ConcurrentLinkedQueue<>();
     /** Held by whoever carries what is on the wire: one at a time keeps it in order. */
     private final Semaphore carrying = new Semaphore(1);
+    private final Runnable carryAll = this::carryAll;
     final TcpLinks links;
     private final List<SoftDevice> devices = new CopyOnWriteArrayList<>();
     private final ResourceLedger ledger = new ResourceLedger();
@@ -262,7 +267,7 @@ public final class SoftFabric implements Fabric {
         }
         onTheWire.add(task);
         try {
-            w.execute(this::carryAll);
+            w.execute(carryAll);
         } catch (RejectedExecutionException closing) {
             // the fabric is closing: its QPs flush what they posted
         }
@@ -281,9 +286,9 @@ public final class SoftFabric implements Fabric {
     /**
      * An empty poll of a CQ whose QPs have peers in this JVM carries what is on the wire, unless
      * someone else is: a connection that awaits its answer then takes it without waiting for the
-     * wire thread to be woken (64 B round trips through the actors in one JVM, library defaults:
-     * p50 57-66 us before, 10-15 us after). A request still runs after its post returned, in order.
-     * Never inside a request it carries: the semaphore is not reentrant.
+     * wire thread to be woken, which on a busy machine took most of a round trip
+     * (docs/performance.md). A request still runs after its post returned, in order. Never inside
+     * a request it carries: the semaphore is not reentrant.
      */
     void progressWire() {
         if (onTheWire.isEmpty() || !carrying.tryAcquire()) {
@@ -299,7 +304,12 @@ public final class SoftFabric implements Fabric {
     private void carryQueued() {
         Runnable task;
         while (!wireStopped && (task = onTheWire.poll()) != null) {
-            task.run();
+            try {
+                task.run();
+            } catch (RuntimeException e) {
+                // a fault of the fabric's own must not reach the poll that carried it, nor stop the wire
+                log.error("the soft fabric's wire failed to carry a request", e);
+            }
         }
     }
 
