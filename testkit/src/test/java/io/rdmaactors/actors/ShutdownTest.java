@@ -128,9 +128,9 @@ class ShutdownTest {
 
     /**
      * The shutdown waits for each handler it told: on two cores or fewer, a callback on a future
-     * converted from Scala would start a thread per handler (at 10,000 connections 2.4 s, past the
-     * phase's timeout). Where the common pool has threads of its own this cannot fail; CI's two
-     * cores are where it can.
+     * converted from Scala would start a thread per handler (at 10,000 connections 2.4-2.6 s of the
+     * phase's 5). Where the common pool has threads of its own this cannot fail; CI's two cores are
+     * where it can.
      */
     @Test
     void aShutdownStartsNoThreadPerConnection() {
