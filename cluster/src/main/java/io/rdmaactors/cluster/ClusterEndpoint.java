@@ -152,7 +152,11 @@ final class ClusterEndpoint extends AbstractBehavior<RdmaClusterProtocol.Command
                 })
                 .onMessage(PeerStreams.Opened.class, o -> {
                     streams.opened(o);
-                    getContext().pipeToSelf(o.ended(), (done, failure) -> new PeerStreams.Ended(o.member(), o.stream()));
+                    // not pipeToSelf: its callback on a future converted from Scala would start a thread per
+                    // stream on two cores or fewer (RdmaCluster's callbacks)
+                    var self = getContext().getSelf();
+                    o.ended().whenCompleteAsync((done, failure) -> self.tell(new PeerStreams.Ended(o.member(),
+                            o.stream())), getContext().getExecutionContext());
                     return this;
                 })
                 .onMessage(PeerStreams.Ended.class, e -> {

@@ -6,6 +6,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.ClassicActorSystemProvider;
@@ -71,12 +72,18 @@ public final class RdmaCluster implements Extension {
     private final ActorRef<RdmaClusterProtocol.Command> endpoint;
     private final RdmaStreams streams;
     private final long selfUid;
+    /**
+     * Runs callbacks on the futures Pekko's Java API converts from Scala, which run even non-async
+     * callbacks on the common pool: on two cores or fewer a new thread per task.
+     */
+    private final Executor callbacks;
 
     private RdmaCluster(ActorSystem<?> system) {
         this.endpoint = system.systemActorOf(ClusterEndpoint.create(Settings.from(system.settings().config())),
                 ENDPOINT_NAME, Props.empty());
         this.streams = RdmaStreams.get(system);
         this.selfUid = Cluster.get(system).selfMember().uniqueAddress().longUid();
+        this.callbacks = system.executionContext();
     }
 
     public static RdmaCluster get(ActorSystem<?> system) {
@@ -122,7 +129,8 @@ public final class RdmaCluster implements Extension {
                     return Flow.completionStageFlow(at.thenApply(address -> PeerStreams.following(endpoint, member,
                             streams.outgoingConnection(address, dialing))));
                 })
-                .mapMaterializedValue(m -> m.thenCompose(inner -> inner).thenCompose(connected -> connected));
+                .mapMaterializedValue(m -> m.thenComposeAsync(inner -> inner, callbacks)
+                        .thenCompose(connected -> connected));
     }
 
     /**
@@ -141,7 +149,8 @@ public final class RdmaCluster implements Extension {
         return Source.<PeerStream>queue(STREAM_BACKLOG).watchTermination(Pair::create).mapMaterializedValue(p -> {
             CompletableFuture<Done> bound = new CompletableFuture<>();
             endpoint.tell(new PeerStreams.Bind(channel, options, p.first(), bound));
-            p.second().whenComplete((done, failure) -> endpoint.tell(new PeerStreams.Unbind(channel, p.first())));
+            p.second().whenCompleteAsync((done, failure) -> endpoint.tell(new PeerStreams.Unbind(channel, p.first())),
+                    callbacks);
             return bound;
         });
     }

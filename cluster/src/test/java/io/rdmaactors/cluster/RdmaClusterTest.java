@@ -17,6 +17,8 @@ import io.rdmaactors.cluster.RdmaClusterProtocol.PeerEvent;
 import io.rdmaactors.cluster.RdmaClusterProtocol.PeerReceived;
 import io.rdmaactors.verbs.Fabric;
 import io.rdmaactors.verbs.ResourceKind;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -319,6 +321,39 @@ class RdmaClusterTest {
         awaitQueuePairs(b, 1);
         send(a, b, "the pair's connection stays");
         awaitReceived(b, "the pair's connection stays");
+    }
+
+    /**
+     * A stream's materialized value and its end come through futures converted from Scala, which
+     * run even non-async callbacks on the common pool: on two cores or fewer a new thread per task,
+     * three per stream before. Where the common pool has threads of its own this cannot fail; CI's
+     * two cores are where it can.
+     */
+    @Test
+    void openingStreamsStartsNoThreadPerStream() throws Exception {
+        List<Member> m = twoMembers();
+        Member a = m.get(0);
+        Member b = m.get(1);
+        echo(b, "echo");
+        openStream(a, b, 0); // the dispatchers' threads start with the first
+        int streams = 30;
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        long started = threads.getTotalStartedThreadCount();
+        for (int i = 1; i <= streams; i++) {
+            openStream(a, b, i);
+        }
+        long startedByStreams = threads.getTotalStartedThreadCount() - started;
+        assertTrue(startedByStreams < streams, startedByStreams + " threads started while " + streams
+                + " streams opened and ended");
+    }
+
+    /** Streams one element to {@code to}'s echo channel and back, until the stream ends. */
+    private static void openStream(Member from, Member to, int n) throws Exception {
+        var opened = Source.single(ByteString.fromString("stream " + n))
+                .viaMat(RdmaCluster.get(from.kit.system()).streamTo(to.address, "echo"), Keep.right())
+                .toMat(Sink.seq(), Keep.both()).run(from.kit.system());
+        opened.first().toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        opened.second().toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
     }
 
     @Test
