@@ -101,6 +101,8 @@ public final class TcpLink implements LinkSelector.Handler {
      * theirs.
      */
     private final AtomicBoolean reader = new AtomicBoolean();
+    /** The I/O thread found {@link #reader} taken by a poller: the poller hands the turn back to it when done. */
+    private final AtomicBoolean resumeWanted = new AtomicBoolean();
     /** A polling thread parses packets only: at a CM or close frame it hands the rest to the I/O thread. */
     private boolean packetsOnly;
     private boolean handedOver;
@@ -669,16 +671,23 @@ public final class TcpLink implements LinkSelector.Handler {
             handedOver = false;
             reader.set(false);
         }
-        if (handOver) {
+        boolean wanted = resumeWanted.get() && resumeWanted.getAndSet(false);
+        if (handOver || wanted) {
             selector.execute(this::resume);
         }
     }
 
-    /** On the I/O thread: parses what a polling thread left at a CM or close frame, then reads on. */
+    /**
+     * On the I/O thread: parses what a polling thread left at a CM or close frame, then reads on.
+     * While a poller reads, the thread does not wait for it: the poller runs this again once its
+     * turn ends ({@link #resumeWanted}), so the core goes to whoever has work.
+     */
     private void resume() {
-        if (!takeReader()) {
+        resumeWanted.set(true);
+        if (!reader.compareAndSet(false, true)) {
             return;
         }
+        resumeWanted.set(false);
         try {
             if (!closed) {
                 parse();
