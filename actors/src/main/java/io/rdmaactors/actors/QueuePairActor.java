@@ -106,6 +106,24 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                 receive.close();
             }
         }
+
+        /**
+         * A receive slot's work request, made at its first repost and kept: every repost of a slot
+         * is the same request. A connection that never receives makes none.
+         */
+        ReceiveWorkRequest repost(int slot) {
+            if (reposts == null || slot >= reposts.length) {
+                reposts = Arrays.copyOf(reposts == null ? new ReceiveWorkRequest[0] : reposts, receive.allocated());
+            }
+            ReceiveWorkRequest request = reposts[slot];
+            if (request == null) {
+                request = receiveRequest(receive, slot);
+                reposts[slot] = request;
+            }
+            return request;
+        }
+
+        private ReceiveWorkRequest[] reposts;
     }
 
     /**
@@ -211,6 +229,10 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private final List<DataCommand> pending = new ArrayList<>();
     /** Receives delivered in this poll, reposted together. */
     private final List<ReceiveWorkRequest> reposts = new ArrayList<>();
+    /** The arrays of a post of one request, the common case, made at the first and kept. */
+    private ReceiveWorkRequest[] oneReceive;
+    private SendWorkRequest[] oneSend;
+    private int[] oneSlot;
     private boolean flushScheduled;
     /** Polling again after completions, on one of the device's spin turns; re-armed when the spin ends. */
     private boolean spinning;
@@ -422,8 +444,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         if (n == 0) {
             return;
         }
-        SendWorkRequest[] requests = new SendWorkRequest[n];
-        int[] slots = new int[n];
+        SendWorkRequest[] requests = n == 1 ? oneSend() : new SendWorkRequest[n];
+        int[] slots = n == 1 ? oneSlot() : new int[n];
         int count = 0;
         for (int i = 0; i < n; i++) {
             Object item = sends.nextWaiting();
@@ -806,7 +828,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                         .position(buffers.receive.offset(slot)).limit(buffers.receive.offset(slot) + wc.byteLen());
                 onControl(Rendezvous.decode(control));
             }
-            reposts.add(receiveRequest(buffers.receive, slot));
+            reposts.add(buffers.repost(slot));
             return;
         }
         // a write with immediate put its data in exported memory: the receive carries only the immediate
@@ -869,7 +891,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         }
         Held h = (Held) message;
         handler.tell(new RdmaProtocol.Received(copyOut(buffers.receive, h.slot(), h.length()), h.immediate()));
-        reposts.add(receiveRequest(buffers.receive, h.slot()));
+        reposts.add(buffers.repost(h.slot()));
     }
 
     /** The one copy a receive makes: out of its slot, which is reposted, into a ByteString that owns it. */
@@ -880,12 +902,33 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     }
 
     /** Reposts the receives delivered since the last call, as one list. */
+    /** A list of one receive in an array kept for it: the array is this actor's again once posted. */
+    private ReceiveWorkRequest[] one(ReceiveWorkRequest request) {
+        if (oneReceive == null) {
+            oneReceive = new ReceiveWorkRequest[1];
+        }
+        oneReceive[0] = request;
+        return oneReceive;
+    }
+
+    private SendWorkRequest[] oneSend() {
+        if (oneSend == null) {
+            oneSend = new SendWorkRequest[1];
+            oneSlot = new int[1];
+        }
+        return oneSend;
+    }
+
+    private int[] oneSlot() {
+        return oneSlot;
+    }
+
     private void repostReceives() {
         if (reposts.isEmpty()) {
             return;
         }
         try {
-            qp.postReceive(reposts.toArray(new ReceiveWorkRequest[0]));
+            qp.postReceive(reposts.size() == 1 ? one(reposts.get(0)) : reposts.toArray(new ReceiveWorkRequest[0]));
         } catch (RuntimeException e) {
             // a receive queue that cannot be refilled would hold the peer back forever: end the connection
             connection.tell(new ConnectionProtocol.QueuePairFailed(e));

@@ -91,6 +91,7 @@ final class SoftMemoryRegion extends SoftResource implements MemoryRegion {
     @Override
     void destroy() {
         pd.device.deregister(key);
+        pd.forget(this);
         pd.dependants.decrementAndGet();
     }
 }

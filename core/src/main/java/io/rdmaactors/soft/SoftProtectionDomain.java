@@ -27,6 +27,13 @@ final class SoftProtectionDomain extends SoftResource implements ProtectionDomai
     final SoftDevice device;
     /** MRs, QPs, SRQs and AHs created in this PD and not yet destroyed. */
     final AtomicInteger dependants = new AtomicInteger();
+    /**
+     * The regions the last gather and the last scatter found (a connection's send and receive
+     * slots, mostly): the next one with the same lkey skips the device's map and its boxed key.
+     * Checked like any other, so a stale one (deregistered since) is refused all the same.
+     */
+    private volatile SoftMemoryRegion lastRead;
+    private volatile SoftMemoryRegion lastWritten;
 
     SoftProtectionDomain(SoftDevice device) {
         super(device.fabric, ResourceKind.PROTECTION_DOMAIN);
@@ -138,12 +145,30 @@ final class SoftProtectionDomain extends SoftResource implements ProtectionDomai
 
     /** The region an SGE's lkey names, if it is this PD's, covers the SGE and, to be written, grants LOCAL_WRITE. */
     private SoftMemoryRegion localRegion(ScatterGatherElement sge, boolean write) {
-        SoftMemoryRegion mr = device.memoryRegion(sge.lkey());
+        SoftMemoryRegion mr = write ? lastWritten : lastRead;
+        if (mr == null || mr.lkey() != sge.lkey() || mr.isClosed()) {
+            mr = device.memoryRegion(sge.lkey());
+            if (write) {
+                lastWritten = mr;
+            } else {
+                lastRead = mr;
+            }
+        }
         if (mr == null || mr.pd != this || mr.isClosed() || !mr.covers(sge.address(), sge.length())
                 || (write && !mr.access().contains(Access.LOCAL_WRITE))) {
             return null;
         }
         return mr;
+    }
+
+    /** A region deregistered: the lookups' memory of it goes, so it holds no buffer alive. */
+    void forget(SoftMemoryRegion mr) {
+        if (lastRead == mr) {
+            lastRead = null;
+        }
+        if (lastWritten == mr) {
+            lastWritten = null;
+        }
     }
 
     void checkUsable(String call) {

@@ -334,13 +334,30 @@ final class SoftRequester {
         if (peer == null || qp.path == null) {
             return qp.link != null;
         }
-        SoftPort far = peer.device.portFor(qp.path.dgid());
+        SoftPort far = far(qp.path, peer).port();
         return far != null && far.isUp();
     }
 
     private int destinationPort() {
-        byte[] gid = qp.path == null ? null : qp.path.dgid();
-        return gid == null ? 1 : gid[15];
+        AddressVector path = qp.path;
+        return path == null ? 1 : far(path, qp.remote).portNum();
+    }
+
+    /** The far end of a path: its port (null without a peer in this fabric) and port number. */
+    private record FarEnd(AddressVector path, SoftQueuePair peer, SoftPort port, int portNum) {
+    }
+
+    /** Looked up once per path and peer, not at every transmit: the GID's copy and the scan of the ports. */
+    private volatile FarEnd farEnd;
+
+    private FarEnd far(AddressVector path, SoftQueuePair peer) {
+        FarEnd f = farEnd;
+        if (f == null || f.path() != path || f.peer() != peer) {
+            byte[] gid = path.dgid();
+            f = new FarEnd(path, peer, peer == null ? null : peer.device.portFor(gid), gid[15]);
+            farEnd = f;
+        }
+        return f;
     }
 
     /**

@@ -27,7 +27,8 @@ public interface QueuePair extends AutoCloseable {
 
     /**
      * Posts send work requests in order ({@code ibv_post_send}). When one is refused, those before
-     * it stay posted and the exception tells which index failed.
+     * it stay posted and the exception tells which index failed. As with verbs, the array is the
+     * caller's again on return: providers keep none of it.
      */
     void postSend(SendWorkRequest... requests);
 
