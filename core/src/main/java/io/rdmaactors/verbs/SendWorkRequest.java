@@ -17,47 +17,50 @@ public record SendWorkRequest(long wrId, SendOpcode opcode, List<ScatterGatherEl
     public record UdDestination(AddressHandle addressHandle, int remoteQpn, int remoteQkey) {
     }
 
+    /** What every factory's request carries: shared, as an immutable set may be. */
+    private static final Set<SendFlag> SIGNALED = Set.of(SendFlag.SIGNALED);
+
     public SendWorkRequest {
         sgList = List.copyOf(sgList);
         flags = flags.isEmpty() ? Set.of() : Set.copyOf(flags);
     }
 
     public static SendWorkRequest send(long wrId, ScatterGatherElement... sge) {
-        return new SendWorkRequest(wrId, SendOpcode.SEND, List.of(sge), Set.of(SendFlag.SIGNALED), 0, 0, 0, 0, 0, null);
+        return new SendWorkRequest(wrId, SendOpcode.SEND, List.of(sge), SIGNALED, 0, 0, 0, 0, 0, null);
     }
 
     public static SendWorkRequest sendWithImmediate(long wrId, int immData, ScatterGatherElement... sge) {
-        return new SendWorkRequest(wrId, SendOpcode.SEND_WITH_IMM, List.of(sge), Set.of(SendFlag.SIGNALED), immData,
+        return new SendWorkRequest(wrId, SendOpcode.SEND_WITH_IMM, List.of(sge), SIGNALED, immData,
                 0, 0, 0, 0, null);
     }
 
     public static SendWorkRequest write(long wrId, long remoteAddress, int rkey, ScatterGatherElement... sge) {
-        return new SendWorkRequest(wrId, SendOpcode.RDMA_WRITE, List.of(sge), Set.of(SendFlag.SIGNALED), 0,
+        return new SendWorkRequest(wrId, SendOpcode.RDMA_WRITE, List.of(sge), SIGNALED, 0,
                 remoteAddress, rkey, 0, 0, null);
     }
 
     public static SendWorkRequest writeWithImmediate(long wrId, int immData, long remoteAddress, int rkey,
                                                      ScatterGatherElement... sge) {
-        return new SendWorkRequest(wrId, SendOpcode.RDMA_WRITE_WITH_IMM, List.of(sge), Set.of(SendFlag.SIGNALED),
+        return new SendWorkRequest(wrId, SendOpcode.RDMA_WRITE_WITH_IMM, List.of(sge), SIGNALED,
                 immData, remoteAddress, rkey, 0, 0, null);
     }
 
     public static SendWorkRequest read(long wrId, long remoteAddress, int rkey, ScatterGatherElement... sge) {
-        return new SendWorkRequest(wrId, SendOpcode.RDMA_READ, List.of(sge), Set.of(SendFlag.SIGNALED), 0,
+        return new SendWorkRequest(wrId, SendOpcode.RDMA_READ, List.of(sge), SIGNALED, 0,
                 remoteAddress, rkey, 0, 0, null);
     }
 
     /** Adds {@code add} to the 8 bytes at the remote address; the old value lands in {@code result}. */
     public static SendWorkRequest fetchAdd(long wrId, long remoteAddress, int rkey, long add,
                                            ScatterGatherElement result) {
-        return new SendWorkRequest(wrId, SendOpcode.ATOMIC_FETCH_AND_ADD, List.of(result), Set.of(SendFlag.SIGNALED),
+        return new SendWorkRequest(wrId, SendOpcode.ATOMIC_FETCH_AND_ADD, List.of(result), SIGNALED,
                 0, remoteAddress, rkey, add, 0, null);
     }
 
     /** Swaps in {@code swap} if the 8 bytes at the remote address equal {@code compare}. */
     public static SendWorkRequest compareSwap(long wrId, long remoteAddress, int rkey, long compare, long swap,
                                               ScatterGatherElement result) {
-        return new SendWorkRequest(wrId, SendOpcode.ATOMIC_CMP_AND_SWP, List.of(result), Set.of(SendFlag.SIGNALED),
+        return new SendWorkRequest(wrId, SendOpcode.ATOMIC_CMP_AND_SWP, List.of(result), SIGNALED,
                 0, remoteAddress, rkey, compare, swap, null);
     }
 
