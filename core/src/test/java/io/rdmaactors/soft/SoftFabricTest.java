@@ -2,10 +2,12 @@ package io.rdmaactors.soft;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmaactors.cm.CmEvent;
+import io.rdmaactors.conformance.Loopback;
 import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.CmId;
 import io.rdmaactors.verbs.CompletionQueue;
@@ -22,6 +24,7 @@ import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.ResourceClosedException;
 import io.rdmaactors.verbs.SendWorkRequest;
 import io.rdmaactors.verbs.WorkCompletion;
+import java.lang.ref.WeakReference;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -184,5 +187,45 @@ class SoftFabricTest {
             assertTrue(wc[0].isSuccess(), String.valueOf(wc[0]));
             assertEquals(42, inbox.buffer().get(0));
         }
+    }
+
+    /**
+     * A protection domain remembers the regions its last gather and scatter found, so the next
+     * lookup of the same key is cheap; a region deregistered must not stay alive through that,
+     * nor its memory.
+     */
+    @Test
+    void aDeregisteredRegionIsNotKeptAliveByTheLookupsThatFoundIt() throws Exception {
+        try (Fabric fabric = Fabric.open("soft");
+             Loopback loop = Loopback.on(fabric.devices().get(0)).open()) {
+            MemoryRegion inbox = loop.b.pd.register(ByteBuffer.allocateDirect(64));
+            loop.b.qp.postReceive(ReceiveWorkRequest.of(1, inbox.sge()));
+            MemoryRegion source = loop.a.pd.register(ByteBuffer.allocateDirect(64));
+            loop.a.qp.postSend(SendWorkRequest.send(2, source.sge()));
+            assertTrue(completion(loop.a.cq).isSuccess());
+            assertTrue(completion(loop.b.cq).isSuccess());
+            WeakReference<MemoryRegion> gathered = new WeakReference<>(source);
+            WeakReference<MemoryRegion> scattered = new WeakReference<>(inbox);
+            source.close();
+            inbox.close();
+            source = null;
+            inbox = null;
+            for (int i = 0; i < 50 && (gathered.get() != null || scattered.get() != null); i++) {
+                System.gc();
+                Thread.sleep(20);
+            }
+            assertNull(gathered.get(), "the region a send was gathered from is still held");
+            assertNull(scattered.get(), "the region a receive was scattered into is still held");
+        }
+    }
+
+    private static WorkCompletion completion(CompletionQueue cq) {
+        WorkCompletion[] wc = new WorkCompletion[1];
+        long deadline = System.nanoTime() + STEP.toNanos();
+        while (cq.poll(wc) == 0) {
+            assertTrue(System.nanoTime() < deadline, "no completion");
+            Thread.onSpinWait();
+        }
+        return wc[0];
     }
 }
