@@ -107,23 +107,22 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             }
         }
 
-        /**
-         * A receive slot's work request, made at its first repost and kept: every repost of a slot
-         * is the same request. A connection that never receives makes none.
-         */
+        /** Each receive slot's work request, made at its first repost: a repost is the same request again. */
+        private ReceiveWorkRequest[] repostRequests;
+
+        /** A receive slot's work request to repost; a connection that never receives makes none. */
         ReceiveWorkRequest repost(int slot) {
-            if (reposts == null || slot >= reposts.length) {
-                reposts = Arrays.copyOf(reposts == null ? new ReceiveWorkRequest[0] : reposts, receive.allocated());
+            if (repostRequests == null || slot >= repostRequests.length) {
+                repostRequests = Arrays.copyOf(repostRequests == null ? new ReceiveWorkRequest[0] : repostRequests,
+                        receive.allocated());
             }
-            ReceiveWorkRequest request = reposts[slot];
+            ReceiveWorkRequest request = repostRequests[slot];
             if (request == null) {
                 request = receiveRequest(receive, slot);
-                reposts[slot] = request;
+                repostRequests[slot] = request;
             }
             return request;
         }
-
-        private ReceiveWorkRequest[] reposts;
     }
 
     /**
@@ -229,7 +228,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private final List<DataCommand> pending = new ArrayList<>();
     /** Receives delivered in this poll, reposted together. */
     private final List<ReceiveWorkRequest> reposts = new ArrayList<>();
-    /** The arrays of a post of one request, the common case, made at the first and kept. */
+    /** The arrays of a post of one request, the common case, made at the first and kept (QueuePair.postSend). */
     private ReceiveWorkRequest[] oneReceive;
     private SendWorkRequest[] oneSend;
     private int[] oneSlot;
@@ -444,8 +443,19 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         if (n == 0) {
             return;
         }
-        SendWorkRequest[] requests = n == 1 ? oneSend() : new SendWorkRequest[n];
-        int[] slots = n == 1 ? oneSlot() : new int[n];
+        SendWorkRequest[] requests;
+        int[] slots;
+        if (n > 1) {
+            requests = new SendWorkRequest[n];
+            slots = new int[n];
+        } else {
+            if (oneSend == null) {
+                oneSend = new SendWorkRequest[1];
+                oneSlot = new int[1];
+            }
+            requests = oneSend;
+            slots = oneSlot;
+        }
         int count = 0;
         for (int i = 0; i < n; i++) {
             Object item = sends.nextWaiting();
@@ -901,7 +911,6 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         return ByteString.fromArrayUnsafe(data);
     }
 
-    /** Reposts the receives delivered since the last call, as one list. */
     /** A list of one receive in an array kept for it: the array is this actor's again once posted. */
     private ReceiveWorkRequest[] one(ReceiveWorkRequest request) {
         if (oneReceive == null) {
@@ -911,18 +920,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         return oneReceive;
     }
 
-    private SendWorkRequest[] oneSend() {
-        if (oneSend == null) {
-            oneSend = new SendWorkRequest[1];
-            oneSlot = new int[1];
-        }
-        return oneSend;
-    }
-
-    private int[] oneSlot() {
-        return oneSlot;
-    }
-
+    /** Reposts the receives delivered since the last call, as one list. */
     private void repostReceives() {
         if (reposts.isEmpty()) {
             return;

@@ -32,6 +32,7 @@ public interface QueuePair extends AutoCloseable {
      */
     void postSend(SendWorkRequest... requests);
 
+    /** Posts receive work requests in order ({@code ibv_post_recv}); the array too is the caller's again on return. */
     void postReceive(ReceiveWorkRequest... requests);
 
     /** Attaches this UD QP to a multicast group ({@code ibv_attach_mcast}). */
