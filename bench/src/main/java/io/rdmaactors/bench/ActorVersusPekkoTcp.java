@@ -59,6 +59,7 @@ import org.apache.pekko.util.ByteString;
 public final class ActorVersusPekkoTcp {
 
     private static final String USAGE = "ActorVersusPekkoTcp [--rounds=N measured rounds, default 5]"
+            + " [--warm-up-rounds=N, default 3]"
             + " [--pings=N round trips per ping-pong, default 5000] [--messages=N per 64 B stream, default 100000]"
             + " [--large=N per 64 KiB stream, default 4000] [--echoes=N per 64 B Streams echo, default 100000]"
             + " [--large-echoes=N per 64 KiB Streams echo, default 2000] [--huge=N 16 MiB round trips, default 20]"
@@ -101,15 +102,18 @@ public final class ActorVersusPekkoTcp {
     }
 
     public static void main(String[] args) {
-        BenchSupport.Options o = new BenchSupport.Options(args, USAGE, "rounds", "pings", "messages", "large",
+        BenchSupport.Options o = new BenchSupport.Options(args, USAGE, "rounds", "warm-up-rounds", "pings", "messages",
+                "large",
                 "echoes", "large-echoes", "huge", "connections", "each", "only", "charts");
         int rounds = o.integer("rounds", 5, 1);
+        // rdma-actors' 64 B stream took four runs of its own to reach the JIT's steady state (docs/performance.md)
+        int warmUpRounds = o.integer("warm-up-rounds", 3, 1);
         Counts counts = new Counts(o.integer("pings", 5_000, 1), o.integer("messages", 100_000, 1),
                 o.integer("large", 4_000, 1), o.integer("echoes", 100_000, 1), o.integer("large-echoes", 2_000, 1),
                 o.integer("huge", 20, 1), o.integer("connections", 64, 1), o.integer("each", 1_000, 1));
         Path charts = Path.of(o.string("charts", "bench/target/charts"));
         String only = o.string("only", "");
-        BenchSupport.runOrReport("ActorVersusPekkoTcp", () -> run(rounds, counts, only, charts));
+        BenchSupport.runOrReport("ActorVersusPekkoTcp", () -> run(rounds, warmUpRounds, counts, only, charts));
     }
 
     /**
@@ -120,7 +124,8 @@ public final class ActorVersusPekkoTcp {
                           int each) {
     }
 
-    private static void run(int rounds, Counts counts, String only, Path charts) throws Exception {
+    private static void run(int rounds, int warmUpRounds, Counts counts, String only, Path charts)
+            throws Exception {
         // 64 KiB messages need 64 KiB buffers; both sides use the same settings for every workload
         int bufferSize = 64 * 1024;
         // the peer waits for completions and dispatches as this process does: -Drdma-actors... and -Dpekko... reach both
@@ -128,9 +133,9 @@ public final class ActorVersusPekkoTcp {
         String spin = config.getString("rdma-actors.completion-spin");
         String yield = config.getString("rdma-actors.completion-yield");
         System.out.printf("ActorVersusPekkoTcp: rdma-actors on the soft fabric vs Pekko TCP, two JVMs on"
-                + " 127.0.0.1; %d rounds, ping-pong %d round trips, streams of %d x 64 B and %d x 64 KiB, Streams"
-                + " echoes of %d x 64 B and %d x 64 KiB; completion-spin %s, completion-yield %s; %s%n", rounds,
-                counts.pings(), counts.messages(), counts.large(), counts.echoes(), counts.largeEchoes(), spin, yield,
+                + " 127.0.0.1; %d rounds after %d to warm up, ping-pong %d round trips, streams of %d x 64 B and"
+                + " %d x 64 KiB, Streams echoes of %d x 64 B and %d x 64 KiB; completion-spin %s, completion-yield %s;"
+                + " %s%n", rounds, warmUpRounds, counts.pings(), counts.messages(), counts.large(), counts.echoes(), counts.largeEchoes(), spin, yield,
                 BenchSupport.defaultDispatcher(config));
         List<String> command = new ArrayList<>(List.of(BenchSupport.javaBinary(), "-cp",
                 System.getProperty("java.class.path"), "-Xmx1g"));
@@ -154,7 +159,7 @@ public final class ActorVersusPekkoTcp {
             for (int i = 0; i < ports.length; i++) {
                 ports[i] = Integer.parseInt(p[i + 1]);
             }
-            new ActorVersusPekkoTcp(system, ports).rounds(rounds, counts, only, charts);
+            new ActorVersusPekkoTcp(system, ports).rounds(rounds, warmUpRounds, counts, only, charts);
         } finally {
             child.getOutputStream().close();
             system.terminate();
@@ -165,7 +170,7 @@ public final class ActorVersusPekkoTcp {
         }
     }
 
-    private void rounds(int rounds, Counts counts, String only, Path charts) throws Exception {
+    private void rounds(int rounds, int warmUpRounds, Counts counts, String only, Path charts) throws Exception {
         int messages = counts.messages();
         int large = counts.large();
         List<Workload> workloads = Stream.of(pingPong(64, counts.pings()), pingPong(4096, counts.pings()),
@@ -191,8 +196,8 @@ public final class ActorVersusPekkoTcp {
         for (int w = 0; w < workloads.size(); w++) {
             results[w] = new double[workloads.get(w).figures().size()][2][rounds];
         }
-        for (int r = -1; r < rounds; r++) {
-            // round 0 (printed as warm-up) warms both sides' JITs and is not counted
+        for (int r = -warmUpRounds; r < rounds; r++) {
+            // the warm-up rounds warm both sides' JITs and are not counted
             measuring = r >= 0;
             for (int w = 0; w < workloads.size(); w++) {
                 Workload workload = workloads.get(w);
@@ -201,7 +206,8 @@ public final class ActorVersusPekkoTcp {
                 double[] second = run(workload, !rdmaFirst);
                 double[] rdma = rdmaFirst ? first : second;
                 double[] tcp = rdmaFirst ? second : first;
-                StringBuilder line = new StringBuilder(r < 0 ? "warm-up: " : "round " + (r + 1) + ": ");
+                StringBuilder line = new StringBuilder(r < 0 ? "warm-up " + (warmUpRounds + r + 1) + ": "
+                        : "round " + (r + 1) + ": ");
                 line.append(String.format("%-15s", workload.name()));
                 for (int f = 0; f < workload.figures().size(); f++) {
                     line.append(String.format(" %s rdma-actors %.1f, pekko tcp %.1f;", workload.figures().get(f),
