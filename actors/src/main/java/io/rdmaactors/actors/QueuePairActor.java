@@ -88,6 +88,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
 
     /** The send and receive slots of a connection, registered as they are first needed. */
     static final class Buffers {
+        private static final ReceiveWorkRequest[] NO_REQUESTS = {};
+
         final ProtectionDomain pd;
         final RegisteredSlots send;
         /** Null on a shared receive queue. */
@@ -108,13 +110,12 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         }
 
         /** Each receive slot's work request, made at its first repost: a repost is the same request again. */
-        private ReceiveWorkRequest[] repostRequests;
+        private ReceiveWorkRequest[] repostRequests = NO_REQUESTS;
 
         /** A receive slot's work request to repost; a connection that never receives makes none. */
         ReceiveWorkRequest repost(int slot) {
-            if (repostRequests == null || slot >= repostRequests.length) {
-                repostRequests = Arrays.copyOf(repostRequests == null ? new ReceiveWorkRequest[0] : repostRequests,
-                        receive.allocated());
+            if (slot >= repostRequests.length) {
+                repostRequests = Arrays.copyOf(repostRequests, receive.allocated());
             }
             ReceiveWorkRequest request = repostRequests[slot];
             if (request == null) {

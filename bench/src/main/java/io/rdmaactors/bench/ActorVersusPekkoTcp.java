@@ -103,8 +103,7 @@ public final class ActorVersusPekkoTcp {
 
     public static void main(String[] args) {
         BenchSupport.Options o = new BenchSupport.Options(args, USAGE, "rounds", "warm-up-rounds", "pings", "messages",
-                "large",
-                "echoes", "large-echoes", "huge", "connections", "each", "only", "charts");
+                "large", "echoes", "large-echoes", "huge", "connections", "each", "only", "charts");
         int rounds = o.integer("rounds", 5, 1);
         // rdma-actors' 64 B stream took four runs of its own to reach the JIT's steady state (docs/performance.md)
         int warmUpRounds = o.integer("warm-up-rounds", 3, 1);
@@ -135,8 +134,8 @@ public final class ActorVersusPekkoTcp {
         System.out.printf("ActorVersusPekkoTcp: rdma-actors on the soft fabric vs Pekko TCP, two JVMs on"
                 + " 127.0.0.1; %d rounds after %d to warm up, ping-pong %d round trips, streams of %d x 64 B and"
                 + " %d x 64 KiB, Streams echoes of %d x 64 B and %d x 64 KiB; completion-spin %s, completion-yield %s;"
-                + " %s%n", rounds, warmUpRounds, counts.pings(), counts.messages(), counts.large(), counts.echoes(), counts.largeEchoes(), spin, yield,
-                BenchSupport.defaultDispatcher(config));
+                + " %s%n", rounds, warmUpRounds, counts.pings(), counts.messages(), counts.large(), counts.echoes(),
+                counts.largeEchoes(), spin, yield, BenchSupport.defaultDispatcher(config));
         List<String> command = new ArrayList<>(List.of(BenchSupport.javaBinary(), "-cp",
                 System.getProperty("java.class.path"), "-Xmx1g"));
         command.addAll(BenchSupport.settingsForChild());
