@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
+import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
@@ -196,8 +197,10 @@ final class Program {
         return Behaviors.setup(ctx -> {
             Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(flags.bind(), ctx.getSelf(), backlog,
                     sharedReceiveQueue));
+            InetSocketAddress[] bound = {null};
             return Behaviors.receive(RdmaProtocol.ListenerEvent.class)
                     .onMessage(RdmaProtocol.Listening.class, l -> {
+                        bound[0] = l.localAddress();
                         if (flags.role() == RdmaFlags.Role.SERVER) {
                             announce(name, l.localAddress());
                         } else {
@@ -208,6 +211,16 @@ final class Program {
                     .onMessage(RdmaProtocol.ConnectionRequested.class, r -> {
                         answer.accept(ctx, r);
                         return Behaviors.same();
+                    })
+                    .onMessage(RdmaProtocol.Unbound.class, u -> {
+                        String where = bound[0] == null ? "" : " on " + bound[0].getAddress().getHostAddress() + ":"
+                                + bound[0].getPort();
+                        if (CoordinatedShutdown.get(ctx.getSystem()).getShutdownReason().isPresent()) {
+                            // SIGTERM, or the program's end: the listener goes with the actor system
+                            result.succeed(name + " server" + where + ": stopped, the process is shutting down");
+                            return Behaviors.stopped();
+                        }
+                        return result.failed("the listener" + where + " stopped");
                     })
                     .onAnyMessage(e -> result.unexpected("listener", e))
                     .build();

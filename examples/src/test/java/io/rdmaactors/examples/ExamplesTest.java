@@ -286,6 +286,25 @@ class ExamplesTest {
         }
     }
 
+    /** A server stopped by SIGTERM says so in one line, with its address, not as a failure of its listener. */
+    @Test
+    void aServerStoppedBySigtermSaysWhereItListened() throws Exception {
+        Process server = start("actor-ping-pong", "-s", "-p", "0");
+        try {
+            BufferedReader serverOut = reader(server);
+            String port = awaitPort(serverOut);
+            // SIGTERM, as Process.destroy() sends it
+            assertTrue(server.toHandle().destroy(), "no SIGTERM sent");
+            CompletableFuture<String> rest = CompletableFuture.supplyAsync(() -> drain(serverOut));
+            assertTrue(server.waitFor(PROCESS_SECONDS, TimeUnit.SECONDS), "the server did not end on SIGTERM");
+            assertTrue(rest.get().contains("server on 127.0.0.1:" + port + ": stopped, the process is shutting down"),
+                    rest.get());
+            assertFalse(rest.get().contains("failed"), rest.get());
+        } finally {
+            server.destroyForcibly();
+        }
+    }
+
     /**
      * rping's complaint: a killed server gave its client a stack trace. Now one line, and a failed
      * exit: on the bare SPI and through the actors, whose connection ends as its peer's failure.
