@@ -119,7 +119,8 @@ final class ClosedConnections {
     }
 
     private static boolean isUserCommand(Object message) {
-        return message instanceof ConnectionCommand && !(message instanceof ConnectionProtocol.Internal);
+        return message instanceof ConnectionCommand && !(message instanceof ConnectionProtocol.Internal)
+                && !(message instanceof RdmaProtocol.Release);
     }
 
     private static void answer(DeadLetter letter, ActorRef<CommandFailed> handler) {
@@ -127,12 +128,13 @@ final class ClosedConnections {
     }
 
     /**
-     * A closed connection's actor after {@code first} (its own cases): the library's messages are
-     * ignored, every user's command refused at once.
+     * A closed connection's actor after {@code first} (its own cases): the library's messages and
+     * releases are ignored, every other command of the user's refused at once.
      */
     static BehaviorBuilder<ConnectionCommand> refusing(BehaviorBuilder<ConnectionCommand> first,
                                                        ActorRef<? super CommandFailed> handler) {
         return first.onMessage(ConnectionProtocol.Internal.class, i -> Behaviors.same())
+                .onMessage(RdmaProtocol.Release.class, r -> Behaviors.same())
                 .onMessage(ConnectionCommand.class, c -> {
                     refuse(c, handler);
                     return Behaviors.same();

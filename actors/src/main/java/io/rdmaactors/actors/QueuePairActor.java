@@ -234,6 +234,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private SendWorkRequest[] oneSend;
     private int[] oneSlot;
     private boolean flushScheduled;
+    /** What the handler released for later messages to fill; made at its first Release. */
+    private ReleasedArrays released;
     /** Polling again after completions, on one of the device's spin turns; re-armed when the spin ends. */
     private boolean spinning;
     /** A message was ever delivered to the handler: the connection carries requests and answers. */
@@ -343,6 +345,10 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         }
         if (m instanceof SharedReceive r) {
             onSharedReceive(r.received());
+            return this;
+        }
+        if (m instanceof RdmaProtocol.Release r) {
+            onRelease(r.received());
             return this;
         }
         return toConnection(m);
@@ -901,8 +907,32 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             return;
         }
         Held h = (Held) message;
-        handler.tell(new RdmaProtocol.Received(copyOut(buffers.receive, h.slot(), h.length()), h.immediate()));
+        handler.tell(received(h));
         reposts.add(buffers.repost(h.slot()));
+    }
+
+    /** A message out of its slot, into an array the handler released if there is one, that it may release again. */
+    private RdmaProtocol.Received received(Held h) {
+        if (h.length() < ReleasedArrays.MIN_LENGTH) {
+            return new RdmaProtocol.Received(copyOut(buffers.receive, h.slot(), h.length()), h.immediate());
+        }
+        byte[] data = released != null ? released.take(h.length()) : new byte[h.length()];
+        buffers.receive.memory(h.slot()).get(buffers.receive.offset(h.slot()), data, 0, h.length());
+        return new RdmaProtocol.Received(data.length == h.length() ? ByteString.fromArrayUnsafe(data)
+                : ByteString.fromArrayUnsafe(data, 0, h.length()), h.immediate(), data);
+    }
+
+    private void onRelease(RdmaProtocol.Received received) {
+        byte[] data = received.takeLent();
+        // a Send or Write told before the Release and not yet posted still carries these bytes:
+        // they are left to the garbage collector rather than refilled under it
+        if (data == null || buffers.receive == null || !pending.isEmpty() || !sends.nothingWaiting()) {
+            return;
+        }
+        if (released == null) {
+            released = new ReleasedArrays(buffers.receive.slotSize());
+        }
+        released.give(data);
     }
 
     /** The one copy a receive makes: out of its slot, which is reposted, into a ByteString that owns it. */

@@ -403,6 +403,7 @@ public final class HardwareRegime {
                         .onMessage(RdmaProtocol.Received.class, r -> {
                             if (r.immediate() == null) {
                                 connection.get(0).tell(RdmaProtocol.Send.of(r.data(), null));
+                                release(connection.get(0), r);
                             } else if (r.immediate() == 1) {
                                 connection.get(0).tell(RdmaProtocol.Send.of(ByteString.emptyByteString(), null));
                             }
@@ -411,6 +412,13 @@ public final class HardwareRegime {
                         .onMessage(RdmaProtocol.ConnectionEvent.class, e -> Behaviors.same())
                         .build();
             });
+        }
+
+        /** Hands a message's bytes back for the connection's next one, as a handler of 4 KiB messages would. */
+        static void release(ActorRef<RdmaProtocol.ConnectionCommand> connection, RdmaProtocol.Received r) {
+            if (r.releasable()) {
+                connection.tell(new RdmaProtocol.Release(r));
+            }
         }
 
         /** The client's handler: runs the tasks it is given over its connection. */
@@ -456,6 +464,7 @@ public final class HardwareRegime {
                                 }
                                 long now = System.nanoTime();
                                 pingPong.rtt()[done++] = now - start;
+                                release(connection, r);
                                 if (done == pingPong.rtt().length) {
                                     pingPong.done().complete(pingPong.rtt());
                                 } else {
