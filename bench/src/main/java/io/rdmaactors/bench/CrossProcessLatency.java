@@ -75,6 +75,12 @@ public final class CrossProcessLatency {
     /** A server with nothing for this long stops spinning and sleeps between polls. */
     private static final long IDLE_AFTER_NANOS = 20_000_000;
     private static final long IDLE_SLEEP_NANOS = 200_000;
+    /**
+     * An idle server's sleeps double up to this: the peer's servers not being measured would
+     * otherwise wake 5,000 times a second each, and every wake-up takes a core from the two
+     * threads that spin for the round trip being measured.
+     */
+    private static final long MAX_IDLE_SLEEP_NANOS = 20_000_000;
     private static final int[] SIZES = {64, 4096};
     /** The client's {@code transport}: through TCP, then the default (shared memory on one host). */
     private static final List<String> TRANSPORTS = List.of("tcp", "auto");
@@ -327,14 +333,17 @@ public final class CrossProcessLatency {
     /** Spins while busy; after {@link #IDLE_AFTER_NANOS} with nothing, sleeps between polls. */
     private static final class Idle {
         private long lastBusy = System.nanoTime();
+        private long sleep = IDLE_SLEEP_NANOS;
 
         void busy() {
             lastBusy = System.nanoTime();
+            sleep = IDLE_SLEEP_NANOS;
         }
 
         void nothing() {
             if (System.nanoTime() - lastBusy > IDLE_AFTER_NANOS) {
-                LockSupport.parkNanos(IDLE_SLEEP_NANOS);
+                LockSupport.parkNanos(sleep);
+                sleep = Math.min(2 * sleep, MAX_IDLE_SLEEP_NANOS);
             } else {
                 Thread.onSpinWait();
             }
