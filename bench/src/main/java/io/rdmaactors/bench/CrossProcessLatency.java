@@ -62,7 +62,7 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 public final class CrossProcessLatency {
 
     private static final String USAGE = "CrossProcessLatency [--rounds=5] [--round-trips=20000] [--warm-up=20000]"
-            + " [--streamed=200000]";
+            + " [--streamed=200000] [--only=TEXT: only the kinds whose name contains it, no SUMMARY]";
     private static final Duration STEP = Duration.ofSeconds(10);
     /** Frame header: the length in the low bits, what the server does with it in the top two. */
     private static final int ECHO = 0;
@@ -97,7 +97,7 @@ public final class CrossProcessLatency {
             return;
         }
         BenchSupport.runOrReport("CrossProcessLatency", () -> run(new BenchSupport.Options(args, USAGE, "rounds",
-                "round-trips", "warm-up", "streamed")));
+                "round-trips", "warm-up", "streamed", "only")));
     }
 
     /** One transport's client end in the measuring process. */
@@ -119,6 +119,7 @@ public final class CrossProcessLatency {
         int roundTrips = options.integer("round-trips", 20_000, 100);
         int warmUp = options.integer("warm-up", 20_000, 100);
         int streamed = options.integer("streamed", 200_000, 1000);
+        String only = options.string("only", "");
         Path ring = Files.createTempFile("cross-process-latency", ".ring",
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         List<String> command = new ArrayList<>(List.of(BenchSupport.javaBinary(), "-cp",
@@ -142,17 +143,26 @@ public final class CrossProcessLatency {
             int kinds = clients.size();
             HardwareRegime.Series[][] latency = new HardwareRegime.Series[kinds][SIZES.length];
             double[][] rate = new double[kinds][rounds];
+            boolean[] measured = new boolean[kinds];
             for (int k = 0; k < kinds; k++) {
+                measured[k] = clients.get(k).name().contains(only);
                 for (int s = 0; s < SIZES.length; s++) {
                     latency[k][s] = new HardwareRegime.Series();
-                    clients.get(k).pingPong(SIZES[s], warmUp);
+                    if (measured[k]) {
+                        clients.get(k).pingPong(SIZES[s], warmUp);
+                    }
                 }
-                clients.get(k).stream(streamed / 4);
+                if (measured[k]) {
+                    clients.get(k).stream(streamed / 4);
+                }
             }
             for (int round = 0; round < rounds; round++) {
                 StringBuilder line = new StringBuilder("round " + (round + 1) + ":");
                 for (int i = 0; i < kinds; i++) {
                     int k = (i + round) % kinds; // each kind goes first in turn
+                    if (!measured[k]) {
+                        continue;
+                    }
                     Client c = clients.get(k);
                     for (int s = 0; s < SIZES.length; s++) {
                         c.pingPong(SIZES[s], roundTrips / 10); // back from the others' turn
@@ -161,12 +171,15 @@ public final class CrossProcessLatency {
                     rate[k][round] = c.stream(streamed);
                 }
                 for (int k = 0; k < kinds; k++) {
+                    if (!measured[k]) {
+                        continue;
+                    }
                     line.append(String.format(" %s 64 B p50 %.1f us, %,.0f msg/s;", clients.get(k).name(),
                             latency[k][0].last(0.5), rate[k][round]));
                 }
                 System.out.println(line);
             }
-            report(clients, latency, rate);
+            report(clients, measured, latency, rate, only.isEmpty());
         } finally {
             for (Client c : clients) {
                 c.close();
@@ -190,8 +203,12 @@ public final class CrossProcessLatency {
         throw new IllegalStateException("the peer printed no ports");
     }
 
-    private static void report(List<Client> clients, HardwareRegime.Series[][] latency, double[][] rate) {
+    private static void report(List<Client> clients, boolean[] measured, HardwareRegime.Series[][] latency,
+                               double[][] rate, boolean judged) {
         for (int k = 0; k < clients.size(); k++) {
+            if (!measured[k]) {
+                continue;
+            }
             for (int s = 0; s < SIZES.length; s++) {
                 HardwareRegime.Series series = latency[k][s];
                 System.out.printf("%-32s %5s p50 %7.1f us [%.1f-%.1f], p99 %7.1f us [%.1f-%.1f], p99.9 %7.1f us%n",
@@ -201,6 +218,9 @@ public final class CrossProcessLatency {
             }
             System.out.printf("%-32s stream 64 B %,.0f msg/s [%,.0f-%,.0f]%n", clients.get(k).name(),
                     BenchSupport.median(rate[k]), BenchSupport.least(rate[k]), BenchSupport.best(rate[k]));
+        }
+        if (!judged) {
+            return;
         }
         HardwareRegime.Series nio = latency[0][0];
         HardwareRegime.Series spin = latency[TCP_LINK + 2][0];

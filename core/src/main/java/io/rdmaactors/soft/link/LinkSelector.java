@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,9 +38,19 @@ public final class LinkSelector {
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     /** Links it serves now: a new link goes to the thread with the fewest. */
     private final AtomicInteger links = new AtomicInteger();
-    /** Links whose reading a poller took over: while any is, the thread looks every TICK_MS whether it still does. */
+    /**
+     * Links whose reading a poller took over: while any is, the thread looks every tick whether it
+     * still does. The tick starts at TICK_MS and doubles up to MAX_TICK_MS while every look finds
+     * them polled: on a core the pollers spin on, each tick's wake-up takes the core from one of
+     * them, and a poller that stops polling (arming its CQ) says so ({@link #pollerLeft}).
+     */
     private final Set<TcpLink> paused = ConcurrentHashMap.newKeySet();
     private static final long TICK_MS = 1;
+    private static final long MAX_TICK_MS = 8;
+    /** The I/O thread's. */
+    private long tickMs = TICK_MS;
+    /** A poller stopped while others poll on: the next look comes after TICK_MS again. */
+    private final AtomicBoolean pollerLeft = new AtomicBoolean();
     private volatile boolean stopped;
 
     public LinkSelector(String name) throws IOException {
@@ -121,8 +132,20 @@ public final class LinkSelector {
         }
     }
 
+    /** On the I/O thread: a poller reads for {@code link} now. */
     public void paused(TcpLink link) {
         paused.add(link);
+        tickMs = TICK_MS;
+    }
+
+    /**
+     * A CQ's consumer stopped polling while others poll on: the links it read may have nobody now,
+     * so the ticks start short again.
+     */
+    public void pollerLeft() {
+        if (!paused.isEmpty() && !pollerLeft.getAndSet(true)) {
+            selector.wakeup();
+        }
     }
 
     /** The link is read by this thread again (or closed): a select from another thread sees it at once. */
@@ -160,10 +183,12 @@ public final class LinkSelector {
                 if (paused.isEmpty()) {
                     selector.select();
                 } else {
-                    selector.select(TICK_MS);
+                    selector.select(tickMs);
+                    boolean allPolled = true;
                     for (TcpLink link : paused) {
-                        link.resumeUnlessPolled();
+                        allPolled &= link.resumeUnlessPolled();
                     }
+                    tickMs = pollerLeft.getAndSet(false) || !allPolled ? TICK_MS : Math.min(2 * tickMs, MAX_TICK_MS);
                 }
                 for (Runnable task; (task = tasks.poll()) != null; ) {
                     runSafely(task);

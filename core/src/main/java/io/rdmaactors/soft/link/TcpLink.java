@@ -504,12 +504,14 @@ public final class TcpLink implements LinkSelector.Handler {
         }
     }
 
-    /** On the I/O thread's tick while paused: takes reading back once the pollers went quiet. */
-    public void resumeUnlessPolled() {
+    /** On the I/O thread's tick while paused: takes reading back once the pollers went quiet; whether they still poll. */
+    public boolean resumeUnlessPolled() {
         flushDeferred(DEFER_NANOS);
-        if (!polled()) {
-            resumeReading();
+        if (polled()) {
+            return true;
         }
+        resumeReading();
+        return false;
     }
 
     /** Whether a consumer polls for this link now, so that its I/O thread need not wake for it. */

@@ -213,12 +213,20 @@ public final class TcpLinks {
         pollers.incrementAndGet();
     }
 
-    /** It armed the CQ (or destroyed it): when nobody polls any more, the I/O threads read at once. */
+    /**
+     * It armed the CQ (or destroyed it): when nobody polls any more, the I/O threads read at once;
+     * otherwise they look again soon whether the links it read still have a poller.
+     */
     public void pollerStopped() {
         LinkSelector[] threads = selectors;
-        if (pollers.decrementAndGet() == 0 && threads != null) {
+        boolean none = pollers.decrementAndGet() == 0;
+        if (threads != null) {
             for (LinkSelector thread : threads) {
-                thread.resumeAll();
+                if (none) {
+                    thread.resumeAll();
+                } else {
+                    thread.pollerLeft();
+                }
             }
         }
     }
