@@ -494,8 +494,10 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             try {
                 qp.postSend(from == 0 && count == requests.length ? requests : Arrays.copyOfRange(requests, from, count));
                 awaitingAnswer = delivered;
+                takeBackReleased(slots, from, count);
                 from = count;
             } catch (PostException e) {
+                takeBackReleased(slots, from, from + e.failedIndex());
                 unpost(slots[from + e.failedIndex()], e);
                 from += e.failedIndex() + 1;
             } catch (RuntimeException e) {
@@ -923,10 +925,34 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     }
 
     private void onRelease(RdmaProtocol.Received received) {
-        byte[] data = received.takeLent();
         // a Send or Write told before the Release and not yet posted still carries these bytes:
         // they are left to the garbage collector rather than refilled under it
-        if (data == null || buffers.receive == null || !pending.isEmpty() || !sends.nothingWaiting()) {
+        if (pending.isEmpty() && sends.nothingWaiting()) {
+            takeBack(received);
+        } else {
+            received.takeLent();
+        }
+    }
+
+    /**
+     * The Sends in {@code slots[from, to)} are posted, their data copied (a large one's into its
+     * rendezvous memory): what they release ({@link RdmaProtocol.Send#releasing}) is taken back.
+     * Earlier commands were posted before them, so none of those still needs the bytes either.
+     */
+    private void takeBackReleased(int[] slots, int from, int to) {
+        for (int i = from; i < to; i++) {
+            Object item = sends.held(slots[i]);
+            RdmaProtocol.Send send = item instanceof RdmaProtocol.Send s ? s
+                    : item instanceof LargeSend large ? large.send() : null;
+            if (send != null && send.releasing() != null) {
+                takeBack(send.releasing());
+            }
+        }
+    }
+
+    private void takeBack(RdmaProtocol.Received received) {
+        byte[] data = received.takeLent();
+        if (data == null || buffers.receive == null) {
             return;
         }
         if (released == null) {

@@ -379,9 +379,12 @@ public final class RdmaProtocol {
      * Up to {@code buffer-size} bytes it goes into the peer's next receive; a larger one, up to
      * {@code max-message-size}, is announced and RDMA-read by the peer (rendezvous), in its place
      * among the others. With an {@code ack}, answered with {@link Acked} once the peer has it.
+     * {@code releasing}, if not null, is a {@link Received} whose bytes the connection takes back
+     * once this Send is posted, as {@link Release} does, without a message of its own
+     * ({@link #releasing(Received)}).
      */
-    public record Send(ByteString data, Integer immediate, Object ack, ActorRef<ConnectionEvent> replyTo)
-            implements DataCommand {
+    public record Send(ByteString data, Integer immediate, Object ack, ActorRef<ConnectionEvent> replyTo,
+                       Received releasing) implements DataCommand {
         public Send {
             Objects.requireNonNull(data, "data");
             checkImmediate(immediate);
@@ -394,8 +397,12 @@ public final class RdmaProtocol {
                     + ", ack=" + ack + "]";
         }
 
+        public Send(ByteString data, Integer immediate, Object ack, ActorRef<ConnectionEvent> replyTo) {
+            this(data, immediate, ack, replyTo, null);
+        }
+
         public Send(ByteString data, Integer immediate, Object ack) {
-            this(data, immediate, ack, null);
+            this(data, immediate, ack, null, null);
         }
 
         public static Send of(ByteString data) {
@@ -412,11 +419,22 @@ public final class RdmaProtocol {
         }
 
         public Send withImmediate(int value) {
-            return new Send(data, value, ack, replyTo);
+            return new Send(data, value, ack, replyTo, releasing);
         }
 
         public Send withReplyTo(ActorRef<ConnectionEvent> to) {
-            return new Send(data, immediate, ack, to);
+            return new Send(data, immediate, ack, to, releasing);
+        }
+
+        /**
+         * This Send, releasing {@code received} once it is posted: its data is copied then, so an
+         * echo of {@code received.data()} may release it so, and so may the next Send of a
+         * request-response handler for the answer it got. What {@link Release} costs in a message
+         * of its own, this saves. A Send refused (CommandFailed) releases nothing: its data stays
+         * the handler's to send again.
+         */
+        public Send releasing(Received received) {
+            return new Send(data, immediate, ack, replyTo, Objects.requireNonNull(received, "received"));
         }
     }
 
@@ -585,7 +603,8 @@ public final class RdmaProtocol {
     /**
      * Hands back the bytes of a {@link Received} the handler is done with: the connection copies a
      * later message into them instead of into a new array, which saves the allocation and its
-     * cache misses (about half a microsecond per 4 KiB message, docs/tuning.md). After it, neither
+     * cache misses (docs/tuning.md). A handler that sends next can save this message too:
+     * {@link Send#releasing(Received)} releases when that Send is posted. After it, neither
      * the data nor anything made from it without a copy may be used, except by commands told to
      * this connection before it: a Send or Write of the data is copied when it is posted, and a
      * release that finds such a command still waiting for room lets the bytes go to the garbage

@@ -108,6 +108,11 @@ final class SendQueue {
         return slot < outstanding.length && outstanding[slot] != null;
     }
 
+    /** What {@code slot}'s outstanding request carries. */
+    Object held(int slot) {
+        return outstanding[slot];
+    }
+
     /** Frees a slot whose request completed (or will not) and returns what it carried. */
     Object vacate(int slot) {
         Object item = outstanding[slot];

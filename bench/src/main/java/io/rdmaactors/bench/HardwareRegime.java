@@ -402,8 +402,8 @@ public final class HardwareRegime {
                         })
                         .onMessage(RdmaProtocol.Received.class, r -> {
                             if (r.immediate() == null) {
-                                connection.get(0).tell(RdmaProtocol.Send.of(r.data(), null));
-                                release(connection.get(0), r);
+                                // the echo takes the received bytes back once it copied them
+                                connection.get(0).tell(RdmaProtocol.Send.of(r.data(), null).releasing(r));
                             } else if (r.immediate() == 1) {
                                 connection.get(0).tell(RdmaProtocol.Send.of(ByteString.emptyByteString(), null));
                             }
@@ -412,13 +412,6 @@ public final class HardwareRegime {
                         .onMessage(RdmaProtocol.ConnectionEvent.class, e -> Behaviors.same())
                         .build();
             });
-        }
-
-        /** Hands a message's bytes back for the connection's next one, as a handler of 4 KiB messages would. */
-        static void release(ActorRef<RdmaProtocol.ConnectionCommand> connection, RdmaProtocol.Received r) {
-            if (r.releasable()) {
-                connection.tell(new RdmaProtocol.Release(r));
-            }
         }
 
         /** The client's handler: runs the tasks it is given over its connection. */
@@ -464,12 +457,12 @@ public final class HardwareRegime {
                                 }
                                 long now = System.nanoTime();
                                 pingPong.rtt()[done++] = now - start;
-                                release(connection, r);
                                 if (done == pingPong.rtt().length) {
                                     pingPong.done().complete(pingPong.rtt());
                                 } else {
                                     start = System.nanoTime();
-                                    connection.tell(RdmaProtocol.Send.of(message, null));
+                                    // the answer's bytes go back with the next request
+                                    connection.tell(RdmaProtocol.Send.of(message, null).releasing(r));
                                 }
                                 return Behaviors.same();
                             })

@@ -69,16 +69,6 @@ public final class ActorPingPong implements Callable<Integer> {
                 .build();
     }
 
-    /**
-     * Hands a message's bytes back for the connection's next one to be copied into: from a few
-     * hundred bytes on, cheaper than the new array it would take (docs/tuning.md).
-     */
-    private static void release(ActorRef<ConnectionCommand> connection, RdmaProtocol.Received r) {
-        if (r.releasable()) {
-            connection.tell(new RdmaProtocol.Release(r));
-        }
-    }
-
     /** One behavior for the whole run, not one per message: each would be garbage the GC pauses for. */
     private static Behavior<ConnectionEvent> echoing(RdmaProtocol.Connected connected, int rounds, int bytes,
                                                      boolean reports, Program.Result result) {
@@ -88,8 +78,8 @@ public final class ActorPingPong implements Callable<Integer> {
                     if (r.data().size() != bytes) {
                         return result.failed("server: " + r.data().size() + " bytes received, " + bytes + " announced");
                     }
-                    connected.connection().tell(RdmaProtocol.Send.of(r.data(), null));
-                    release(connected.connection(), r); // the Send told first copies the bytes when posted
+                    // the echo hands the received bytes back once it copied them, for a later message
+                    connected.connection().tell(RdmaProtocol.Send.of(r.data(), null).releasing(r));
                     echoed[0]++;
                     return Behaviors.same();
                 })
@@ -150,13 +140,13 @@ public final class ActorPingPong implements Callable<Integer> {
                         at.progress.close();
                         return result.failed("client: round trip " + at.round + " came back wrong");
                     }
-                    release(connection, r);
                     if (++at.round == warmUp) {
                         at.start = now;
                     }
                     if (at.round < warmUp + count) {
                         at.sent = now;
-                        connection.tell(RdmaProtocol.Send.of(Payload.of(at.round, size), null));
+                        // the answer's bytes go back with the next request
+                        connection.tell(RdmaProtocol.Send.of(Payload.of(at.round, size), null).releasing(r));
                         return Behaviors.same();
                     }
                     at.progress.close();

@@ -124,6 +124,42 @@ class ReleaseTest {
     }
 
     @Test
+    void aSendReleasingWhatItEchoesTakesTheBytesBackOnceItCopiedThem() {
+        RdmaTestKit.Pair pair = connect("");
+        pair.client().tell(RdmaProtocol.Send.of(filled(1)));
+        RdmaProtocol.Received first = receive(pair);
+        pair.server().tell(new RdmaProtocol.SuspendReading());
+        pair.serverEvents().expectNoMessage(Duration.ofMillis(200));
+        pair.server().tell(RdmaProtocol.Send.of(first.data(), "echo").releasing(first));
+        pair.client().tell(RdmaProtocol.Send.of(filled(2)));
+        pair.server().tell(new RdmaProtocol.ResumeReading());
+        assertEquals(new RdmaProtocol.Acked("echo"), pair.serverEvents().expectMessageClass(RdmaProtocol.Acked.class,
+                WAIT));
+        assertEquals(filled(2), receive(pair).data());
+        assertEquals(filled(1), pair.clientEvents().expectMessageClass(RdmaProtocol.Received.class, WAIT).data(),
+                "the echo was copied before its bytes were released");
+        assertEquals(filled(2), first.data(), "the next message came in the released bytes");
+        assertNoLeaks(pair);
+    }
+
+    @Test
+    void aRefusedSendReleasesNothing() {
+        RdmaTestKit.Pair pair = connect("");
+        pair.client().tell(RdmaProtocol.Send.of(filled(1)));
+        RdmaProtocol.Received first = receive(pair);
+        pair.server().tell(new RdmaProtocol.Close());
+        RdmaProtocol.Send refused = RdmaProtocol.Send.of(first.data(), "echo").releasing(first);
+        pair.server().tell(refused);
+        assertEquals(refused, pair.serverEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        assertTrue(first.releasable(), "the handler may send its data again");
+        assertEquals(filled(1), first.data());
+        RdmaTestKit.awaitDisconnected(pair.serverEvents());
+        RdmaTestKit.awaitDisconnected(pair.clientEvents());
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
     void aReleaseToAClosedConnectionIsNotRefused() {
         RdmaTestKit.Pair pair = connect("");
         pair.client().tell(RdmaProtocol.Send.of(filled(1)));
