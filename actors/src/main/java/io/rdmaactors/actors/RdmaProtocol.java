@@ -430,8 +430,9 @@ public final class RdmaProtocol {
          * This Send, releasing {@code received} once it is posted: its data is copied then, so an
          * echo of {@code received.data()} may release it so, and so may the next Send of a
          * request-response handler for the answer it got. What {@link Release} costs in a message
-         * of its own, this saves. A Send refused (CommandFailed) releases nothing: its data stays
-         * the handler's to send again.
+         * of its own, this saves. As after a Release, no command told after this one may carry the
+         * bytes. A Send refused (CommandFailed) releases nothing: its data stays the handler's to
+         * send again.
          */
         public Send releasing(Received received) {
             return new Send(data, immediate, ack, replyTo, Objects.requireNonNull(received, "received"));
@@ -709,8 +710,9 @@ public final class RdmaProtocol {
 
     /**
      * One message from the peer: a Send's bytes, or none for a write with immediate. The bytes are
-     * the handler's. A handler done with a {@link #releasable()} one may hand its bytes back with
-     * {@link Release}, for the connection to fill with a later message instead of allocating.
+     * the handler's. A handler done with a {@link #releasable()} one may hand its bytes back, with
+     * its next Send ({@link Send#releasing}) or with {@link Release}, for the connection to fill
+     * with a later message instead of allocating.
      */
     public static final class Received implements ConnectionEvent {
         private static final VarHandle LENT;
@@ -748,9 +750,9 @@ public final class RdmaProtocol {
         }
 
         /**
-         * Whether {@link Release} would let the connection reuse these bytes: a message of at least
-         * 256 bytes and at most {@code buffer-size} that came into the connection's own receive
-         * queue (not a shared one's), not yet released. Smaller ones cost less to allocate than the
+         * Whether a release would let the connection reuse these bytes: a message of at least 256
+         * bytes and at most {@code buffer-size} that came into the connection's own receive queue
+         * (not a shared one's), not yet released. Smaller ones cost less to allocate than a
          * Release does.
          */
         public boolean releasable() {
