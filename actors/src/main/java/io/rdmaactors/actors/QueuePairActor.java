@@ -913,24 +913,25 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         reposts.add(buffers.repost(h.slot()));
     }
 
-    /** A message out of its slot, into an array the handler released if there is one, that it may release again. */
+    /**
+     * A message out of its slot, into an array the handler released if there is one; from
+     * ReleasedArrays.MIN_LENGTH on, the handler may release it again.
+     */
     private RdmaProtocol.Received received(Held h) {
-        if (h.length() < ReleasedArrays.MIN_LENGTH) {
-            return new RdmaProtocol.Received(copyOut(buffers.receive, h.slot(), h.length()), h.immediate());
-        }
-        byte[] data = released != null ? released.take(h.length()) : new byte[h.length()];
-        buffers.receive.memory(h.slot()).get(buffers.receive.offset(h.slot()), data, 0, h.length());
-        return new RdmaProtocol.Received(data.length == h.length() ? ByteString.fromArrayUnsafe(data)
-                : ByteString.fromArrayUnsafe(data, 0, h.length()), h.immediate(), data);
+        int length = h.length();
+        boolean lent = length >= ReleasedArrays.MIN_LENGTH;
+        byte[] data = lent && released != null ? released.take(length) : new byte[length];
+        buffers.receive.memory(h.slot()).get(buffers.receive.offset(h.slot()), data, 0, length);
+        return new RdmaProtocol.Received(data.length == length ? ByteString.fromArrayUnsafe(data)
+                : ByteString.fromArrayUnsafe(data, 0, length), h.immediate(), lent ? data : null);
     }
 
     private void onRelease(RdmaProtocol.Received received) {
+        byte[] data = received.takeLent();
         // a Send or Write told before the Release and not yet posted still carries these bytes:
         // they are left to the garbage collector rather than refilled under it
         if (pending.isEmpty() && sends.nothingWaiting()) {
-            takeBack(received);
-        } else {
-            received.takeLent();
+            keep(data);
         }
     }
 
@@ -945,13 +946,13 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             RdmaProtocol.Send send = item instanceof RdmaProtocol.Send s ? s
                     : item instanceof LargeSend large ? large.send() : null;
             if (send != null && send.releasing() != null) {
-                takeBack(send.releasing());
+                keep(send.releasing().takeLent());
             }
         }
     }
 
-    private void takeBack(RdmaProtocol.Received received) {
-        byte[] data = received.takeLent();
+    /** Keeps a released array (none: null) for later messages, on a connection with receive slots of its own. */
+    private void keep(byte[] data) {
         if (data == null || buffers.receive == null) {
             return;
         }
@@ -961,8 +962,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         released.give(data);
     }
 
-    /** The one copy a receive makes: out of its slot, which is reposted, into a ByteString that owns it. */
-    static ByteString copyOut(RegisteredSlots slots, int slot, int length) {
+    /** A Read's data out of the send slot it landed in, which is freed, into a ByteString that owns it. */
+    private static ByteString copyOut(RegisteredSlots slots, int slot, int length) {
         byte[] data = new byte[length];
         slots.memory(slot).get(slots.offset(slot), data);
         return ByteString.fromArrayUnsafe(data);
