@@ -242,6 +242,10 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private boolean delivered;
     /** Posted since the last message was delivered, on a connection that gets answers: one may come soon. */
     private boolean awaitingAnswer;
+    /** This poll told the handler something: the next poll waits behind the handler's turn. */
+    private boolean toldHandler;
+    /** Tells this actor PollAgain from the dispatcher's queue, behind what this mailbox run scheduled; made at its first use. */
+    private Runnable pollAgainLater;
     private boolean writingSuspended;
     /** The handler sent ResumeWriting: resume once half the send queue is free. */
     private boolean resumeRequested;
@@ -441,6 +445,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
 
     /** A data command's answer goes to its replyTo, or to the handler. */
     private void answer(DataCommand command, ConnectionEvent event) {
+        toldHandler = true;
         (command.replyTo() != null ? command.replyTo() : handler).tell(event);
     }
 
@@ -633,22 +638,24 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             pollAll();
             return this;
         }
+        toldHandler = false;
         pollAll();
         wait.begin(System.nanoTime());
         if (!spinning) {
             spinning = true;
-            getContext().getSelf().tell(PollAgain.NEXT);
+            pollAgain();
         }
         return this;
     }
 
     /** One poll per mailbox turn while the spin lasts; then re-arm, and poll once more for what raced the arm. */
     private Behavior<ConnectionCommand> onPollAgain() {
+        toldHandler = false;
         if (pollAll() > 0) {
             wait.found(System.nanoTime());
         }
         switch (wait.next(System.nanoTime(), awaitingAnswer)) {
-            case POLL -> getContext().getSelf().tell(PollAgain.NEXT);
+            case POLL -> pollAgain();
             case YIELD_THEN_POLL -> {
                 // whoever shares this core (the peer, an I/O thread) runs first
                 Thread.yield();
@@ -666,6 +673,25 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             }
         }
         return this;
+    }
+
+    /**
+     * The spin's next poll. After one that told the handler something it goes through the
+     * dispatcher's queue, so that this mailbox run ends and the handler, scheduled on this thread
+     * just before, runs next here instead of waiting for the run's remaining polls or for another
+     * thread to wake and take it.
+     */
+    private void pollAgain() {
+        if (toldHandler) {
+            toldHandler = false;
+            if (pollAgainLater == null) {
+                ActorRef<ConnectionCommand> self = getContext().getSelf();
+                pollAgainLater = () -> self.tell(PollAgain.NEXT);
+            }
+            getContext().getExecutionContext().execute(pollAgainLater);
+        } else {
+            getContext().getSelf().tell(PollAgain.NEXT);
+        }
     }
 
     /** Ends the spin, if one runs, and gives its turn back. */
@@ -899,6 +925,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
 
     private void deliver(Inbound message) {
         delivered = true;
+        toldHandler = true;
         awaitingAnswer = false;
         if (message instanceof Large large) {
             handler.tell(new RdmaProtocol.Received(large.data, large.immediate));
