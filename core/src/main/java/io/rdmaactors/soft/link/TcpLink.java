@@ -722,6 +722,7 @@ public final class TcpLink implements LinkSelector.Handler {
                 }
                 // into the tail: what was not parsed yet stays where it is, not copied at every read
                 int received = in.limit();
+                int room = in.capacity() - received;
                 in.limit(in.capacity()).position(received);
                 int n;
                 try {
@@ -738,6 +739,10 @@ public final class TcpLink implements LinkSelector.Handler {
                 parse();
                 if (handedOver) {
                     return false;
+                }
+                if (shared == null && n < room) {
+                    // a short read emptied the socket: another would only find nothing, one system call more
+                    return true;
                 }
             }
             return false;
