@@ -665,7 +665,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                 completions.rearm();
                 if (pollAll() > 0) {
                     wait.foundAfterRearm(System.nanoTime());
-                    getContext().getSelf().tell(PollAgain.NEXT);
+                    pollAgain();
                 } else {
                     endSpin();
                     wait.end();
