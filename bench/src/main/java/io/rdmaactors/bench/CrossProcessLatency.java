@@ -47,7 +47,8 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
  *   <li>the shared-memory floor: a ring per direction in a memory-mapped file, each end spinning on it;</li>
  *   <li>the bare SPI over the soft fabric's link between the processes, each end busy-polling its CQ;</li>
  *   <li>the actor API over that link, with library defaults (handlers on Pekko's default dispatcher);</li>
- *   <li>the same in latency mode ({@code rdma-actors.wait = spin}, both processes);</li>
+ *   <li>the same in latency mode as docs/tuning.md sets it up on this machine ({@code rdma-actors.wait =
+ *       spin} and Pekko's default dispatcher sized to the cores, both processes);</li>
  * </ul>
  * the last three once over a link through TCP ({@code transport = tcp} on the client's side) and
  * once through shared memory (the default between two processes of one host).
@@ -64,6 +65,8 @@ public final class CrossProcessLatency {
     private static final String USAGE = "CrossProcessLatency [--rounds=5] [--round-trips=20000] [--warm-up=20000]"
             + " [--streamed=200000] [--only=TEXT: only the kinds whose name contains it, no SUMMARY]";
     private static final Duration STEP = Duration.ofSeconds(10);
+    /** docs/tuning.md's line for machines of fewer than 8 cores: one thread per core, at least 2. */
+    private static final String SIZED_DISPATCHER = "pekko.actor.default-dispatcher.fork-join-executor.parallelism-min = 2";
     /** Frame header: the length in the low bits, what the server does with it in the top two. */
     private static final int ECHO = 0;
     private static final int ANSWER = 1;
@@ -128,8 +131,9 @@ public final class CrossProcessLatency {
         command.addAll(List.of(CrossProcessLatency.class.getName(), "--serve", ring.toString()));
         Process child = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         System.out.printf("CrossProcessLatency: two JVMs on 127.0.0.1, %d rounds of %d round trips per size after %d,"
-                        + " %d x 64 B streamed; %s%n", rounds, roundTrips, warmUp, streamed,
-                BenchSupport.defaultDispatcher(ConfigFactory.load()));
+                        + " %d x 64 B streamed; defaults: %s; latency mode: %s%n", rounds, roundTrips, warmUp, streamed,
+                BenchSupport.defaultDispatcher(ConfigFactory.load()),
+                BenchSupport.defaultDispatcher(config(RdmaSettings.SPIN)));
         List<Client> clients = new ArrayList<>();
         try {
             int[] ports = ports(child);
@@ -327,8 +331,15 @@ public final class CrossProcessLatency {
         }), "peer-" + wait, config(wait));
     }
 
+    /**
+     * Library defaults but {@code wait}. Latency mode as docs/tuning.md sets it up on a machine of
+     * fewer than 8 cores: {@code wait = spin}, and Pekko's default dispatcher sized to the cores,
+     * whose idle threads would otherwise wake for every hand-off and take the cores the spinning
+     * ends need.
+     */
     private static com.typesafe.config.Config config(String wait) {
-        return ConfigFactory.parseString("pekko.loglevel = WARNING\nrdma-actors.wait = " + wait)
+        String latencyMode = wait.equals(RdmaSettings.SPIN) ? "\n" + SIZED_DISPATCHER : "";
+        return ConfigFactory.parseString("pekko.loglevel = WARNING\nrdma-actors.wait = " + wait + latencyMode)
                 .withFallback(ConfigFactory.load());
     }
 
@@ -741,7 +752,7 @@ public final class CrossProcessLatency {
 
         @Override
         public String name() {
-            return (wait.equals(RdmaSettings.SPIN) ? "actor API, wait = spin, " : "actor API over ") + over(transport);
+            return (wait.equals(RdmaSettings.SPIN) ? "actor API, latency mode, " : "actor API over ") + over(transport);
         }
 
         @Override
