@@ -242,8 +242,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private boolean delivered;
     /** Posted since the last message was delivered, on a connection that gets answers: one may come soon. */
     private boolean awaitingAnswer;
-    /** This poll told the handler something: the next poll waits behind the handler's turn. */
-    private boolean toldHandler;
+    /** This poll delivered a message that answers one sent: the next poll waits behind the handler's turn. */
+    private boolean answerDelivered;
     /** Tells this actor PollAgain from the dispatcher's queue, behind what this mailbox run scheduled; made at its first use. */
     private Runnable pollAgainLater;
     private boolean writingSuspended;
@@ -445,7 +445,6 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
 
     /** A data command's answer goes to its replyTo, or to the handler. */
     private void answer(DataCommand command, ConnectionEvent event) {
-        toldHandler = true;
         (command.replyTo() != null ? command.replyTo() : handler).tell(event);
     }
 
@@ -638,7 +637,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             pollAll();
             return this;
         }
-        toldHandler = false;
+        answerDelivered = false;
         pollAll();
         wait.begin(System.nanoTime());
         if (!spinning) {
@@ -650,7 +649,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
 
     /** One poll per mailbox turn while the spin lasts; then re-arm, and poll once more for what raced the arm. */
     private Behavior<ConnectionCommand> onPollAgain() {
-        toldHandler = false;
+        answerDelivered = false;
         if (pollAll() > 0) {
             wait.found(System.nanoTime());
         }
@@ -676,14 +675,15 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     }
 
     /**
-     * The spin's next poll. After one that told the handler something it goes through the
-     * dispatcher's queue, so that this mailbox run ends and the handler, scheduled on this thread
-     * just before, runs next here instead of waiting for the run's remaining polls or for another
-     * thread to wake and take it.
+     * The spin's next poll. After one that delivered an answer it goes through the dispatcher's
+     * queue, so that this mailbox run ends and the handler, scheduled on this thread just before,
+     * runs next here (and sends what follows) instead of waiting for the run's remaining polls or
+     * for another thread to wake and take it. A stream's deliveries answer nothing: its polls stay
+     * in this mailbox.
      */
     private void pollAgain() {
-        if (toldHandler) {
-            toldHandler = false;
+        if (answerDelivered) {
+            answerDelivered = false;
             if (pollAgainLater == null) {
                 ActorRef<ConnectionCommand> self = getContext().getSelf();
                 pollAgainLater = () -> self.tell(PollAgain.NEXT);
@@ -925,7 +925,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
 
     private void deliver(Inbound message) {
         delivered = true;
-        toldHandler = true;
+        // an answer to what this side sent: the handler likely answers it in turn
+        answerDelivered |= awaitingAnswer;
         awaitingAnswer = false;
         if (message instanceof Large large) {
             handler.tell(new RdmaProtocol.Received(large.data, large.immediate));
