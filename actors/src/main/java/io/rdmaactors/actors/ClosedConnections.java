@@ -11,6 +11,7 @@ import org.apache.pekko.actor.DeadLetter;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.Props;
 import org.apache.pekko.actor.typed.eventstream.EventStream;
 import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.actor.typed.javadsl.BehaviorBuilder;
@@ -36,11 +37,8 @@ final class ClosedConnections {
      */
     private static final int WAITING = 1 << 18;
 
-    interface Command {
-    }
-
     /** A connection stopped: commands to any of {@code actors} go to {@code handler}. */
-    record Stopped(List<ActorRef<?>> actors, ActorRef<CommandFailed> handler) implements Command {
+    record Stopped(List<ActorRef<?>> actors, ActorRef<CommandFailed> handler) {
 
         /** Tells every ClosedConnections of the system. */
         void publish(ActorSystem<?> system) {
@@ -48,18 +46,23 @@ final class ClosedConnections {
         }
     }
 
-    private record Dead(DeadLetter letter) implements Command {
-    }
-
     private ClosedConnections() {
     }
 
-    static Behavior<Command> create() {
+    /**
+     * Starts it, subscribed before this returns: the subscriptions reach the event stream ahead of
+     * anything published after, where ones made in the actor's setup could come after a dead letter
+     * published meanwhile and miss it.
+     */
+    static void start(ActorSystem<?> system) {
+        ActorRef<Object> closed = system.systemActorOf(create(), "rdma-closed-connections", Props.empty());
+        system.eventStream().tell(new EventStream.Subscribe<>(DeadLetter.class, closed.narrow()));
+        // connections publish their Stopped on the event stream: none of them needs a route here
+        system.eventStream().tell(new EventStream.Subscribe<>(Stopped.class, closed.narrow()));
+    }
+
+    private static Behavior<Object> create() {
         return Behaviors.setup(ctx -> {
-            ctx.getSystem().eventStream().tell(new EventStream.Subscribe<>(DeadLetter.class,
-                    ctx.messageAdapter(DeadLetter.class, Dead::new)));
-            // connections publish their Stopped on the event stream: none of them needs a route here
-            ctx.getSystem().eventStream().tell(new EventStream.Subscribe<>(Stopped.class, ctx.getSelf().narrow()));
             Map<org.apache.pekko.actor.ActorRef, ActorRef<CommandFailed>> tombstones =
                     new LinkedHashMap<>(256, 0.75f, false) {
                         @Override
@@ -69,7 +72,7 @@ final class ClosedConnections {
                         }
                     };
             ArrayDeque<DeadLetter> early = new ArrayDeque<>();
-            return Behaviors.receive(Command.class)
+            return Behaviors.receive(Object.class)
                     .onMessage(Stopped.class, s -> {
                         s.actors().forEach(a -> tombstones.put(Adapter.toClassic(a), s.handler()));
                         for (Iterator<DeadLetter> i = early.iterator(); i.hasNext(); ) {
@@ -82,8 +85,7 @@ final class ClosedConnections {
                         }
                         return Behaviors.same();
                     })
-                    .onMessage(Dead.class, d -> {
-                        DeadLetter letter = d.letter();
+                    .onMessage(DeadLetter.class, letter -> {
                         if (isToManager(letter) && RdmaManager.refuse(startedBy(letter.message()),
                                 new RdmaProtocol.ConnectionClosed("rdma-actors stopped or restarted before it was carried out"))) {
                             return Behaviors.same();

@@ -44,7 +44,7 @@ public final class Rdma implements Extension {
         this.settings = RdmaSettings.from(system.settings().config());
         // beside the manager, not under it: the commands that reach connections a manager restart
         // stopped are answered too
-        system.systemActorOf(ClosedConnections.create(), "rdma-closed-connections", Props.empty());
+        ClosedConnections.start(system);
         this.manager = system.systemActorOf(RdmaManager.create(settings), MANAGER_NAME,
                 Props.empty().withDispatcherFromConfig(settings.verbsDispatcher()));
         // Connections end before the user's handlers: the guardian stops those first, and a
