@@ -242,7 +242,10 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private boolean delivered;
     /** Posted since the last message was delivered, on a connection that gets answers: one may come soon. */
     private boolean awaitingAnswer;
-    /** This poll delivered a message that answers one sent: the next poll waits behind the handler's turn. */
+    /**
+     * This poll delivered a message that answers one sent: the next poll waits behind the handler's
+     * turn. Cleared as each poll of a spin begins (onNotified, onPollAgain).
+     */
     private boolean answerDelivered;
     /** Tells this actor PollAgain from the dispatcher's queue, behind what this mailbox run scheduled; made at its first use. */
     private Runnable pollAgainLater;
@@ -683,7 +686,6 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
      */
     private void pollAgain() {
         if (answerDelivered) {
-            answerDelivered = false;
             if (pollAgainLater == null) {
                 ActorRef<ConnectionCommand> self = getContext().getSelf();
                 pollAgainLater = () -> self.tell(PollAgain.NEXT);
