@@ -25,6 +25,8 @@ import io.rdmaactors.verbs.WcOpcode;
 import io.rdmaactors.verbs.WcStatus;
 import io.rdmaactors.verbs.WorkCompletion;
 import java.io.DataOutputStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
@@ -35,7 +37,11 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -44,6 +50,7 @@ import org.junit.jupiter.api.Timeout;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -194,10 +201,10 @@ class TcpLinkTest {
     void aConsumerPollingItsCqReadsTheLinkWithoutTheIoThreads() throws Exception {
         Client client = new Client();
         CmId[] connection = client.connect();
-        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
         List<LinkSelector> held = new ArrayList<>(((SoftFabric) server).links.ioThreads());
         held.addAll(((SoftFabric) client.fabric).links.ioThreads());
-        java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(held.size());
+        CountDownLatch holding = new CountDownLatch(held.size());
         for (LinkSelector ioThread : held) {
             ioThread.later(() -> {
                 holding.countDown();
@@ -253,6 +260,79 @@ class TcpLinkTest {
             WorkCompletion sent = pollOne(client.cq);
             assertEquals(WcOpcode.SEND, sent.opcode());
             assertEquals(i, sent.wrId());
+        }
+    }
+
+    /**
+     * A poller that stops while it holds a link's reading (held at the receiving QP's lock here,
+     * as a descheduled thread would be) leaves the socket readable when more comes: the I/O
+     * threads wait for it to hand the reading back rather than spin on that readiness, which on
+     * a busy machine took the core the poller needed. Once it goes on, everything is delivered.
+     */
+    @Test
+    void ioThreadsWaitForAPollerHoldingTheLinkRatherThanSpin() throws Exception {
+        Client client = new Client();
+        CmId[] connection = client.connect();
+        SoftQueuePair receiver = (SoftQueuePair) connection[1].queuePair();
+        for (int i = 0; i < 3; i++) {
+            receiver.postReceive(ReceiveWorkRequest.of(i, serverMemory.sge(i * SLOT, SLOT)));
+        }
+        // a first Send's ACK tells the sender of the receives left, so that two more may go at once
+        connection[0].queuePair().postSend(SendWorkRequest.send(0, client.memory.sge(0, 4)));
+        assertEquals(0, pollOne(serverCq).wrId());
+        assertEquals(0, pollOne(client.cq).wrId());
+        BlockingQueue<WorkCompletion> received = new LinkedBlockingQueue<>();
+        AtomicBoolean stop = new AtomicBoolean();
+        Thread poller = new Thread(() -> {
+            WorkCompletion[] wcs = new WorkCompletion[4];
+            while (!stop.get()) {
+                for (int k = 0, n = serverCq.poll(wcs); k < n; k++) {
+                    received.add(wcs[k]);
+                }
+            }
+        }, "poller");
+        ThreadMXBean cpu = ManagementFactory.getThreadMXBean();
+        CountDownLatch release = new CountDownLatch(1);
+        receiver.recvLock.lock();
+        try {
+            for (LinkSelector ioThread : ((SoftFabric) server).links.ioThreads()) {
+                ioThread.later(() -> { // so that the poller reads the first Send
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                });
+            }
+            poller.start();
+            connection[0].queuePair().postSend(SendWorkRequest.send(1, client.memory.sge(0, 4)));
+            RawLink.eventually("the poller held at the receiver's lock", STEP,
+                    () -> receiver.recvLock.hasQueuedThread(poller));
+            release.countDown();
+            connection[0].queuePair().postSend(SendWorkRequest.send(2, client.memory.sge(0, 4)));
+            Thread.sleep(50); // the second Send is on the socket, unread
+            List<Thread> ioThreads = Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> t.getName().matches("rdma-soft-\\d+-io-\\d+")).toList();
+            long before = ioThreads.stream().mapToLong(t -> cpu.getThreadCpuTime(t.getId())).sum();
+            long held = 300;
+            Thread.sleep(held);
+            long spent = ioThreads.stream().mapToLong(t -> cpu.getThreadCpuTime(t.getId())).sum() - before;
+            assertTrue(spent < TimeUnit.MILLISECONDS.toNanos(held) / 4,
+                    "the I/O threads took " + spent / 1_000_000 + " ms of CPU in " + held + " ms");
+            receiver.recvLock.unlock();
+            for (int i = 1; i < 3; i++) {
+                WorkCompletion wc = received.poll(10, TimeUnit.SECONDS);
+                assertNotNull(wc, "receive " + i);
+                assertTrue(wc.isSuccess(), wc.toString());
+                assertEquals(i, wc.wrId());
+            }
+        } finally {
+            release.countDown();
+            if (receiver.recvLock.isHeldByCurrentThread()) {
+                receiver.recvLock.unlock();
+            }
+            stop.set(true);
+            poller.join();
         }
     }
 

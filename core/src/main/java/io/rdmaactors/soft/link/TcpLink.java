@@ -562,8 +562,12 @@ public final class TcpLink implements LinkSelector.Handler {
         }
         if (handshake == null && polled()) {
             pauseReading(); // what came is the poller's to read: it progresses this link
-        } else {
-            readTurnIfFree();
+        } else if (!readTurnIfFree() && handshake == null) {
+            // a poller that went quiet or armed its CQ still holds the turn (descheduled, say): the
+            // socket stays readable until somebody reads, and a thread waiting on it would spin on
+            // that readiness, taking the core from the poller; it waits for the poller's hand-back
+            pauseReading();
+            resume();
         }
     }
 
@@ -696,6 +700,9 @@ public final class TcpLink implements LinkSelector.Handler {
             }
             if (!closed) {
                 readTurn();
+            }
+            if (shared == null && readPaused && !polled()) {
+                resumeReading(); // paused only to wait for this hand-back (ready): nobody polls now
             }
         } catch (IOException | RuntimeException e) {
             failed(e);
