@@ -82,8 +82,8 @@ public final class EventPump<E> implements AutoCloseable {
                 }
                 return;
             }
-            if (event != null && running) {
-                sink.accept(event);
+            if (event != null) {
+                sink.accept(event); // taken from the source, even as a close began: nobody else will see it
             }
         }
     }

@@ -57,8 +57,15 @@ class EventPumpTest {
             return next == WAKEUP ? null : (String) next;
         }
 
+        /** An event that comes just as a wakeup does, and so is taken instead of it. */
+        volatile String withWakeup;
+
         @Override
         public void wakeup() {
+            String event = withWakeup;
+            if (event != null) {
+                queue.add(event);
+            }
             queue.add(WAKEUP);
         }
     }
@@ -133,6 +140,16 @@ class EventPumpTest {
         assertFalse(pump.isRunning());
         source.offer("late");
         assertNull(delivered.poll(50, TimeUnit.MILLISECONDS), "an event delivered after close");
+    }
+
+    /** An event the pump took from its source as close() began is in no queue any more: it is delivered, not dropped. */
+    @Test
+    void anEventTakenAsTheCloseBeginsIsStillDelivered() throws Exception {
+        source.withWakeup = "raced";
+        start("pump-race");
+        Thread.sleep(20); // blocked in a wait
+        assertTimeoutPreemptively(Duration.ofSeconds(2), pump::close);
+        assertEquals("raced", delivered.poll(0, TimeUnit.MILLISECONDS));
     }
 
     @Test
