@@ -88,7 +88,11 @@ public final class EventPump<E> implements AutoCloseable {
         }
     }
 
-    /** Stops the pump and waits for its thread to end; an event being delivered is delivered first. */
+    /**
+     * Stops the pump and waits for its thread to end. An event it took from the source, even as
+     * this began, is delivered first: it is in no queue any more (a stopping CM event actor still
+     * refuses the connect request it was).
+     */
     @Override
     public void close() {
         running = false;
