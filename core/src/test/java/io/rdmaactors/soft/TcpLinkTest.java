@@ -1,6 +1,7 @@
 package io.rdmaactors.soft;
 
 import io.rdmaactors.cm.CmEvent;
+import io.rdmaactors.soft.link.LinkAcceptor;
 import io.rdmaactors.soft.link.LinkConnection;
 import io.rdmaactors.soft.link.LinkFrame;
 import io.rdmaactors.soft.link.LinkSelector;
@@ -29,6 +30,7 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -333,6 +335,29 @@ class TcpLinkTest {
             }
             stop.set(true);
             poller.join();
+        }
+    }
+
+    /**
+     * An accept that failed (the process out of file descriptors, say) pauses the listener, where
+     * its socket, still ready, would have the I/O thread retry and log at once, again and again;
+     * then the listener takes the connection that waited.
+     */
+    @Test
+    void aListenerWhoseAcceptFailedPausesThenAcceptsAgain() throws Exception {
+        try (ServerSocketChannel socket = ServerSocketChannel.open()) {
+            socket.bind(new InetSocketAddress("127.0.0.1", 0));
+            LinkAcceptor acceptor = ((SoftFabric) server).links.listen(socket, null);
+            acceptor.failed(new java.io.IOException("Too many open files (a test's)"));
+            Thread.sleep(LinkAcceptor.PAUSE_AFTER_FAILURE_MS / 10); // the I/O thread pauses the listener
+            try (SocketChannel peer = SocketChannel.open(socket.getLocalAddress())) {
+                assertTrue(peer.isConnected(), "in the listener's backlog");
+                Thread.sleep(LinkAcceptor.PAUSE_AFTER_FAILURE_MS / 4);
+                assertEquals(0, acceptor.links(), "taken while paused");
+                RawLink.eventually("the waiting connection taken", STEP, () -> acceptor.links() == 1);
+            } finally {
+                acceptor.close();
+            }
         }
     }
 

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,10 +16,17 @@ import org.slf4j.LoggerFactory;
 public final class LinkAcceptor implements LinkSelector.Handler {
 
     private static final Logger log = LoggerFactory.getLogger(LinkAcceptor.class);
+    /**
+     * How long accepting pauses after an accept failed, as Netty's acceptor does: what failed it
+     * (no file descriptor left, say) lasts a while, and the listening socket stays ready
+     * meanwhile, so that retrying at once would spin its I/O thread and log each time.
+     */
+    public static final long PAUSE_AFTER_FAILURE_MS = 1000;
 
     private final TcpLinks links;
     private final LinkSelector selector;
     private final ServerSocketChannel server;
+    private final SelectionKey key;
     public final TcpLink.Endpoint listener;
     /** Links this acceptor took that are still open, for the cap. */
     private final AtomicInteger open = new AtomicInteger();
@@ -30,11 +38,11 @@ public final class LinkAcceptor implements LinkSelector.Handler {
         this.server = server;
         this.listener = listener;
         server.configureBlocking(false);
-        selector.register(server, SelectionKey.OP_ACCEPT, this);
+        this.key = selector.register(server, SelectionKey.OP_ACCEPT, this);
     }
 
     @Override
-    public void ready(SelectionKey key) throws IOException {
+    public void ready(SelectionKey selected) throws IOException {
         for (SocketChannel accepted; (accepted = server.accept()) != null; ) {
             links.accepted(accepted, this);
         }
@@ -54,10 +62,20 @@ public final class LinkAcceptor implements LinkSelector.Handler {
         open.decrementAndGet();
     }
 
+    /** Accepting failed (out of file descriptors, say): the listener pauses, then goes on with the next one. */
     @Override
     public void failed(Throwable cause) {
-        // accepting failed (out of file descriptors, say): the listener goes on with the next one
-        log.warn("accepting on {} failed", server, cause);
+        log.warn("accepting on {} failed; accepting again in {} ms", server, PAUSE_AFTER_FAILURE_MS, cause);
+        selector.execute(() -> {
+            if (key.isValid()) {
+                key.interestOps(0);
+            }
+        });
+        links.schedule(PAUSE_AFTER_FAILURE_MS, TimeUnit.MILLISECONDS, () -> selector.execute(() -> {
+            if (key.isValid()) {
+                key.interestOps(SelectionKey.OP_ACCEPT);
+            }
+        }));
     }
 
     @Override

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -100,6 +101,15 @@ public final class TcpLinks {
                 }
             }
             return least;
+        }
+    }
+
+    /** Runs {@code task} on the fabric's timer after {@code delay}; nothing once the fabric closed. */
+    void schedule(long delay, TimeUnit unit, Runnable task) {
+        try {
+            timer.schedule(task, delay, unit);
+        } catch (RejectedExecutionException closed) {
+            log.debug("the fabric closed: not scheduled", closed);
         }
     }
 
