@@ -90,8 +90,8 @@ public final class EventPump<E> implements AutoCloseable {
 
     /**
      * Stops the pump and waits for its thread to end. An event it took from the source, even as
-     * this began, is delivered first: it is in no queue any more (a stopping CM event actor still
-     * refuses the connect request it was).
+     * this began, is delivered first: it is in no queue any more (so a stopping CM event actor
+     * still refuses a connect request its pump took).
      */
     @Override
     public void close() {
