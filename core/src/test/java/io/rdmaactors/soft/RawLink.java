@@ -82,9 +82,14 @@ final class RawLink {
 
     /** The live threads of a fabric opened without a thread prefix, by name. */
     static List<String> threadsOf(Fabric fabric) {
+        return liveThreadsOf(fabric).stream().map(Thread::getName).sorted().collect(Collectors.toList());
+    }
+
+    /** The live threads of a fabric opened without a thread prefix. */
+    static List<Thread> liveThreadsOf(Fabric fabric) {
         String prefix = "rdma-" + ((SoftFabric) fabric).id + "-";
-        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
-                .filter(n -> n.startsWith(prefix)).sorted().collect(Collectors.toList());
+        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive)
+                .filter(t -> t.getName().startsWith(prefix)).collect(Collectors.toList());
     }
 
     /** The listener's side closed the socket: end of stream, or a reset. */

@@ -45,6 +45,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -313,8 +314,9 @@ class TcpLinkTest {
             release.countDown();
             connection[0].queuePair().postSend(SendWorkRequest.send(2, client.memory.sge(0, 4)));
             Thread.sleep(50); // the second Send is on the socket, unread
-            List<Thread> ioThreads = Thread.getAllStackTraces().keySet().stream()
-                    .filter(t -> t.getName().matches("rdma-soft-\\d+-io-\\d+")).toList();
+            List<Thread> ioThreads = Stream.of(server, client.fabric).flatMap(f -> RawLink.liveThreadsOf(f).stream())
+                    .filter(t -> t.getName().contains("-io-")).toList();
+            assertFalse(ioThreads.isEmpty(), "the fabrics' I/O threads");
             long before = ioThreads.stream().mapToLong(t -> cpu.getThreadCpuTime(t.getId())).sum();
             long held = 300;
             Thread.sleep(held);
