@@ -66,16 +66,17 @@ public final class LinkAcceptor implements LinkSelector.Handler {
     @Override
     public void failed(Throwable cause) {
         log.warn("accepting on {} failed; accepting again in {} ms", server, PAUSE_AFTER_FAILURE_MS, cause);
+        interest(0);
+        links.schedule(PAUSE_AFTER_FAILURE_MS, TimeUnit.MILLISECONDS, () -> interest(SelectionKey.OP_ACCEPT));
+    }
+
+    /** On the I/O thread: what the listening socket's readiness wakes it for, unless it closed. */
+    private void interest(int ops) {
         selector.execute(() -> {
             if (key.isValid()) {
-                key.interestOps(0);
+                key.interestOps(ops);
             }
         });
-        links.schedule(PAUSE_AFTER_FAILURE_MS, TimeUnit.MILLISECONDS, () -> selector.execute(() -> {
-            if (key.isValid()) {
-                key.interestOps(SelectionKey.OP_ACCEPT);
-            }
-        }));
     }
 
     @Override
