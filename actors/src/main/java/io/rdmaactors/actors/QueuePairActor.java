@@ -94,6 +94,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         final RegisteredSlots send;
         /** Null on a shared receive queue. */
         final RegisteredSlots receive;
+        /** Memory the handler registered for its Sends (RegisterMemory), deregistered with the QP's buffers. */
+        final List<MemoryRegion> local = new ArrayList<>();
 
         private Buffers(ProtectionDomain pd, RdmaSettings settings, boolean ownReceives) {
             this.pd = pd;
@@ -107,6 +109,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             if (receive != null) {
                 receive.close();
             }
+            local.forEach(MemoryRegion::close);
+            local.clear();
         }
 
         /** Each receive slot's work request, made at its first repost: a repost is the same request again. */
@@ -207,6 +211,10 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     /** The send slots, what each outstanding request carries, and the write queue. */
     private final SendQueue sends;
     private final int maxMessageSize;
+    /** Messages of at least this many bytes stay in their receive slots, lent to the handler until it releases them. */
+    private final int receiveInPlace;
+    /** Deregistrations asked for, waiting for the Sends from their regions to complete. */
+    private final List<RdmaProtocol.DeregisterMemory> deregistrations = new ArrayList<>(0);
     /** Large Sends announced, until the peer says Done or they fail, by rendezvous id. */
     private final Map<Integer, LargeSend> announced = new HashMap<>();
     /**
@@ -285,6 +293,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                 : new CompletionWait(settings.completionSpin().toNanos(), settings.completionYield().toNanos());
         this.sends = new SendQueue(buffers.send, settings.writeQueue());
         this.maxMessageSize = settings.maxMessageSize();
+        this.receiveInPlace = buffers.receive != null ? settings.receiveInPlace() : RdmaSettings.NEVER_IN_PLACE;
         this.completions = completions;
         completions.route(ctx.getSelf(), new Notified(), ChannelFailed::new);
         completions.rearm();
@@ -358,6 +367,14 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             onRelease(r.received());
             return this;
         }
+        if (m instanceof RdmaProtocol.RegisterMemory r) {
+            onRegisterMemory(r);
+            return this;
+        }
+        if (m instanceof RdmaProtocol.DeregisterMemory d) {
+            onDeregisterMemory(d);
+            return this;
+        }
         return toConnection(m);
     }
 
@@ -410,6 +427,12 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private Behavior<ConnectionCommand> onData(DataCommand command) {
         if (closing) {
             answer(command, new CommandFailed(command, new ConnectionClosed("the connection is closing")));
+            return this;
+        }
+        RuntimeException unsendable = command instanceof RdmaProtocol.Send s && s.from() != null
+                ? unsendable(s.from()) : null;
+        if (unsendable != null) {
+            answer(command, new CommandFailed(command, unsendable));
             return this;
         }
         pending.add(command);
@@ -483,7 +506,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             try {
                 if (item instanceof RdmaProtocol.Send send) {
                     checkMessageSize(send);
-                    if (send.data().size() > buffers.send.slotSize()) {
+                    if (send.size() > buffers.send.slotSize()) {
                         item = announce(send);
                     }
                 }
@@ -514,6 +537,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                 from = count;
             }
         }
+        deregisterUnused(); // a Send that failed to post may have been the last from its region
     }
 
     private void refuseFull(DataCommand command) {
@@ -560,6 +584,9 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         List.copyOf(announced.values()).forEach(large -> fail(large, new ConnectionClosed(why)));
         rendezvousRegions.keySet().forEach(MemoryRegion::close);
         rendezvousRegions.clear();
+        // the QP's end deregisters them with its buffers, after the QP is gone
+        deregistrations.forEach(d -> d.replyTo().tell(new RdmaProtocol.MemoryDeregistered(d.region())));
+        deregistrations.clear();
     }
 
     /**
@@ -582,12 +609,11 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     }
 
     /** Registers {@code size} bytes of pooled memory, exactly: no more of the buffer is in the region. */
-    private MemoryRegion registerRendezvous(int size, ByteString contents, Set<Access> access) {
+    private MemoryRegion registerRendezvous(int size, ByteBuffer contents, Set<Access> access) {
         ByteBuffer pooled = RendezvousMemory.take(size);
         ByteBuffer slice = pooled.duplicate().clear().limit(size).slice();
         if (contents != null) {
-            contents.copyToBuffer(slice);
-            slice.clear();
+            slice.put(contents).clear();
         }
         MemoryRegion region = buffers.pd.register(slice, access);
         rendezvousRegions.put(region, pooled);
@@ -595,15 +621,16 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     }
 
     private void checkMessageSize(RdmaProtocol.Send send) {
-        if (send.data().size() > maxMessageSize) {
-            throw new IllegalArgumentException(send.data().size() + " bytes exceed the connection's largest message of "
+        if (send.size() > maxMessageSize) {
+            throw new IllegalArgumentException(send.size() + " bytes exceed the connection's largest message of "
                     + maxMessageSize + " (max-message-size)");
         }
     }
 
     /** Registers a large Send for the peer to read; the work request posted is its announcement. */
     private LargeSend announce(RdmaProtocol.Send send) {
-        MemoryRegion region = registerRendezvous(send.data().size(), send.data(), Set.of(Access.REMOTE_READ));
+        MemoryRegion region = registerRendezvous(send.size(), send.data() != null ? send.data().asByteBuffer()
+                : send.from().bytes(), Set.of(Access.REMOTE_READ));
         LargeSend large = new LargeSend(send, nextRendezvous++, region);
         // from now on the peer may read it and say Done, even before this announcement's completion is polled
         announced.put(large.id(), large);
@@ -722,7 +749,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             return control(slot, done.done().encode());
         }
         if (command instanceof RdmaProtocol.Send s) {
-            ScatterGatherElement sge = copyIn(slot, s.data());
+            ScatterGatherElement sge = s.data() != null ? copyIn(slot, s.data()) : s.from().region().sge(s.from());
             return s.immediate() == null ? SendWorkRequest.send(slot, sge)
                     : SendWorkRequest.sendWithImmediate(slot, s.immediate(), sge);
         }
@@ -744,6 +771,58 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         RdmaProtocol.CompareSwap c = (RdmaProtocol.CompareSwap) command;
         return SendWorkRequest.compareSwap(slot, c.target().at(c.offset(), 8), c.target().rkey(), c.expected(),
                 c.swap(), buffers.send.sge(slot, 8));
+    }
+
+    /** The slice of a Send from registered memory, which must be this connection's and not on its way out. */
+    private void onRegisterMemory(RdmaProtocol.RegisterMemory r) {
+        try {
+            MemoryRegion memory = buffers.pd.register(r.buffer()); // local access only
+            buffers.local.add(memory);
+            r.replyTo().tell(new RdmaProtocol.MemoryRegistered(new LocalRegion(memory, buffers)));
+        } catch (RuntimeException e) {
+            r.replyTo().tell(new CommandFailed(r, e));
+        }
+    }
+
+    /** Sends from the region told before this are posted first; it is deregistered once none is outstanding. */
+    private void onDeregisterMemory(RdmaProtocol.DeregisterMemory d) {
+        LocalRegion region = d.region();
+        if (region.owner != buffers || region.deregistering) {
+            d.replyTo().tell(new CommandFailed(d, new IllegalArgumentException(region
+                    + (region.deregistering ? " is already being deregistered" : " was registered on another connection"))));
+            return;
+        }
+        flush();
+        region.deregistering = true;
+        deregistrations.add(d);
+        deregisterUnused();
+    }
+
+    /** Deregisters each region asked for that no Send waiting or outstanding still sends from. */
+    private void deregisterUnused() {
+        if (deregistrations.isEmpty()) {
+            return;
+        }
+        deregistrations.removeIf(d -> {
+            LocalRegion region = d.region();
+            if (sends.any(item -> item instanceof RdmaProtocol.Send s && s.from() != null
+                    && s.from().region() == region)) {
+                return false;
+            }
+            buffers.local.remove(region.memory);
+            region.memory.close();
+            d.replyTo().tell(new RdmaProtocol.MemoryDeregistered(region));
+            return true;
+        });
+    }
+
+    /** Why a Send from registered memory cannot go, or null: it must be this connection's, and staying. */
+    private RuntimeException unsendable(LocalRegion.Slice slice) {
+        if (slice.region().owner != buffers) {
+            return new IllegalArgumentException(slice.region() + " was registered on another connection");
+        }
+        return slice.region().deregistering ? new IllegalStateException(slice.region() + " is being deregistered")
+                : null;
     }
 
     /** The one copy a send makes: every part of the ByteString into its registered slot. */
@@ -787,6 +866,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         repostReceives();
         growReceives(receives);
         postQueued();
+        deregisterUnused();
         resumeWhenRoom();
         reportQuiesced();
         return total;
@@ -939,6 +1019,13 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             return;
         }
         Held h = (Held) message;
+        if (h.length() >= receiveInPlace) {
+            // the slot is the handler's until it releases the message
+            ByteBuffer view = buffers.receive.memory(h.slot()).slice(buffers.receive.offset(h.slot()), h.length());
+            handler.tell(new RdmaProtocol.Received(view.asReadOnlyBuffer(), h.immediate(),
+                    new RdmaProtocol.Received.Slot(buffers.receive, h.slot())));
+            return;
+        }
         handler.tell(received(h));
         reposts.add(buffers.repost(h.slot()));
     }
@@ -957,7 +1044,11 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     }
 
     private void onRelease(RdmaProtocol.Received received) {
-        byte[] data = received.takeLent();
+        if (repostLent(received)) {
+            repostReceives();
+            return;
+        }
+        byte[] data = received.takeArray();
         // a Send or Write told before the Release and not yet posted still carries these bytes:
         // they are left to the garbage collector rather than refilled under it
         if (pending.isEmpty() && sends.nothingWaiting()) {
@@ -975,10 +1066,21 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             Object item = sends.held(slots[i]);
             RdmaProtocol.Send send = item instanceof RdmaProtocol.Send s ? s
                     : item instanceof LargeSend large ? large.send() : null;
-            if (send != null && send.releasing() != null) {
-                keep(send.releasing().takeLent());
+            if (send != null && send.releasing() != null && !repostLent(send.releasing())) {
+                keep(send.releasing().takeArray());
             }
         }
+        repostReceives();
+    }
+
+    /** A message received in place, released: its slot is queued for reposting. */
+    private boolean repostLent(RdmaProtocol.Received received) {
+        int slot = buffers.receive != null ? received.takeSlot(buffers.receive) : -1;
+        if (slot < 0) {
+            return false;
+        }
+        reposts.add(buffers.repost(slot));
+        return true;
     }
 
     /** Keeps a released array (none: null) for later messages, on a connection with receive slots of its own. */

@@ -86,18 +86,22 @@ public final class RdmaProtocol {
      * depths, its write queue and the largest message it sends. An empty value is the system's; a
      * bad one is refused here, naming the setting. The buffer size stays the system's: a Send up to
      * it goes straight into the peer's receive buffer, so both ends must agree on it.
+     * {@code receiveInPlace}, not a system setting: see {@link #withReceiveInPlace(int)}; empty, each
+     * message is copied out of its receive buffer.
      */
     public record ConnectionOptions(OptionalInt sendQueueDepth, OptionalInt receiveQueueDepth,
-                                    OptionalInt writeQueue, OptionalInt maxMessageSize) {
+                                    OptionalInt writeQueue, OptionalInt maxMessageSize, OptionalInt receiveInPlace) {
         public ConnectionOptions {
             Objects.requireNonNull(sendQueueDepth, "sendQueueDepth");
             Objects.requireNonNull(receiveQueueDepth, "receiveQueueDepth");
             Objects.requireNonNull(writeQueue, "writeQueue");
             Objects.requireNonNull(maxMessageSize, "maxMessageSize");
+            Objects.requireNonNull(receiveInPlace, "receiveInPlace");
             atLeast(sendQueueDepth, 1, "sendQueueDepth");
             atLeast(receiveQueueDepth, 1, "receiveQueueDepth");
             atLeast(writeQueue, 0, "writeQueue");
             atLeast(maxMessageSize, 1, "maxMessageSize");
+            atLeast(receiveInPlace, 1, "receiveInPlace");
         }
 
         private static void atLeast(OptionalInt value, int least, String name) {
@@ -106,26 +110,47 @@ public final class RdmaProtocol {
             }
         }
 
-        /** Every setting the system's. */
+        /** Every setting the system's, and each message copied out of its receive buffer. */
         public static ConnectionOptions none() {
             OptionalInt system = OptionalInt.empty();
-            return new ConnectionOptions(system, system, system, system);
+            return new ConnectionOptions(system, system, system, system, system);
         }
 
         public ConnectionOptions withSendQueueDepth(int depth) {
-            return new ConnectionOptions(OptionalInt.of(depth), receiveQueueDepth, writeQueue, maxMessageSize);
+            return new ConnectionOptions(OptionalInt.of(depth), receiveQueueDepth, writeQueue, maxMessageSize,
+                    receiveInPlace);
         }
 
         public ConnectionOptions withReceiveQueueDepth(int depth) {
-            return new ConnectionOptions(sendQueueDepth, OptionalInt.of(depth), writeQueue, maxMessageSize);
+            return new ConnectionOptions(sendQueueDepth, OptionalInt.of(depth), writeQueue, maxMessageSize,
+                    receiveInPlace);
         }
 
         public ConnectionOptions withWriteQueue(int commands) {
-            return new ConnectionOptions(sendQueueDepth, receiveQueueDepth, OptionalInt.of(commands), maxMessageSize);
+            return new ConnectionOptions(sendQueueDepth, receiveQueueDepth, OptionalInt.of(commands), maxMessageSize,
+                    receiveInPlace);
         }
 
         public ConnectionOptions withMaxMessageSize(int bytes) {
-            return new ConnectionOptions(sendQueueDepth, receiveQueueDepth, writeQueue, OptionalInt.of(bytes));
+            return new ConnectionOptions(sendQueueDepth, receiveQueueDepth, writeQueue, OptionalInt.of(bytes),
+                    receiveInPlace);
+        }
+
+        /**
+         * Messages of at least {@code bytes} are handed to the handler where they landed, not
+         * copied: {@link Received#buffer()} is a read-only view of the receive buffer, which is
+         * posted again only when the handler releases the Received ({@link Release}, or
+         * {@link Send#releasing} with its next Send). Smaller ones are copied as before: a copy of
+         * a few bytes costs less than the Release does (256 is a fair threshold). A handler of such
+         * a connection releases each Received whose {@link Received#releasable()} says so, once
+         * done reading it: a receive buffer it keeps is one fewer for the peer's messages, which
+         * wait (receiver not ready) once all are held, as with verbs. Only a connection with
+         * receive buffers of its own receives in place (not one on a shared receive queue), and
+         * only messages up to {@code buffer-size} (a larger one arrives by rendezvous).
+         */
+        public ConnectionOptions withReceiveInPlace(int bytes) {
+            return new ConnectionOptions(sendQueueDepth, receiveQueueDepth, writeQueue, maxMessageSize,
+                    OptionalInt.of(bytes));
         }
     }
 
@@ -358,8 +383,8 @@ public final class RdmaProtocol {
     }
 
     /**
-     * Where a command's answers go: its own replyTo (a data command's, if it has one, an Export's or
-     * Unexport's), the handler an Accept names, or else {@code handler}.
+     * Where a command's answers go: its own replyTo (a data command's, if it has one, an Export's,
+     * Unexport's, RegisterMemory's or DeregisterMemory's), the handler an Accept names, or else {@code handler}.
      */
     static ActorRef<? super CommandFailed> answerTo(Object command, ActorRef<? super CommandFailed> handler) {
         if (command instanceof DataCommand d && d.replyTo() != null) {
@@ -368,6 +393,10 @@ public final class RdmaProtocol {
             return e.replyTo();
         } else if (command instanceof Unexport u) {
             return u.replyTo();
+        } else if (command instanceof RegisterMemory r) {
+            return r.replyTo();
+        } else if (command instanceof DeregisterMemory d) {
+            return d.replyTo();
         } else if (command instanceof Accept a) {
             return a.handler(); // the handler it names waits for Connected
         }
@@ -381,20 +410,34 @@ public final class RdmaProtocol {
      * among the others. With an {@code ack}, answered with {@link Acked} once the peer has it.
      * {@code releasing}, if not null, is a {@link Received} whose bytes the connection takes back
      * once this Send is posted, as {@link Release} does, without a message of its own
-     * ({@link #releasing(Received)}).
+     * ({@link #releasing(Received)}). The bytes are {@code data}, copied into a registered send
+     * buffer as the Send is posted, or, where {@code data} is null, {@code from}: memory this
+     * connection registered ({@link RegisterMemory}), sent from where it is ({@link #of(LocalRegion.Slice)}).
      */
     public record Send(ByteString data, Integer immediate, Object ack, ActorRef<ConnectionEvent> replyTo,
-                       Received releasing) implements DataCommand {
+                       Received releasing, LocalRegion.Slice from) implements DataCommand {
         public Send {
-            Objects.requireNonNull(data, "data");
+            if ((data == null) == (from == null)) {
+                throw new IllegalArgumentException("a Send carries either data or a slice of registered memory");
+            }
             checkImmediate(immediate);
         }
 
         /** The payload's size, not its bytes: a failure's log line stays one line. */
         @Override
         public String toString() {
-            return "Send[" + data.size() + " bytes" + (immediate == null ? "" : ", immediate=" + immediate)
-                    + ", ack=" + ack + "]";
+            return "Send[" + size() + " bytes" + (from == null ? "" : " from registered memory")
+                    + (immediate == null ? "" : ", immediate=" + immediate) + ", ack=" + ack + "]";
+        }
+
+        /** How many bytes it carries. */
+        public int size() {
+            return data != null ? data.size() : from.length();
+        }
+
+        public Send(ByteString data, Integer immediate, Object ack, ActorRef<ConnectionEvent> replyTo,
+                    Received releasing) {
+            this(Objects.requireNonNull(data, "data"), immediate, ack, replyTo, releasing, null);
         }
 
         public Send(ByteString data, Integer immediate, Object ack, ActorRef<ConnectionEvent> replyTo) {
@@ -418,12 +461,26 @@ public final class RdmaProtocol {
             return new Send(ByteString.fromArray(data), null, ack);
         }
 
+        /**
+         * Sends {@code bytes} from the memory they are in, without a copy: they must stay unchanged
+         * until the Send is acknowledged (ask for an ack with {@link #withAck}) or the peer's answer
+         * to it came. A slice longer than {@code buffer-size} is copied into memory of its own for
+         * the peer to read, as any large Send.
+         */
+        public static Send of(LocalRegion.Slice bytes) {
+            return new Send(null, null, null, null, null, Objects.requireNonNull(bytes, "bytes"));
+        }
+
         public Send withImmediate(int value) {
-            return new Send(data, value, ack, replyTo, releasing);
+            return new Send(data, value, ack, replyTo, releasing, from);
+        }
+
+        public Send withAck(Object token) {
+            return new Send(data, immediate, token, replyTo, releasing, from);
         }
 
         public Send withReplyTo(ActorRef<ConnectionEvent> to) {
-            return new Send(data, immediate, ack, to, releasing);
+            return new Send(data, immediate, ack, to, releasing, from);
         }
 
         /**
@@ -435,7 +492,7 @@ public final class RdmaProtocol {
          * send again.
          */
         public Send releasing(Received received) {
-            return new Send(data, immediate, ack, replyTo, Objects.requireNonNull(received, "received"));
+            return new Send(data, immediate, ack, replyTo, Objects.requireNonNull(received, "received"), from);
         }
     }
 
@@ -586,6 +643,51 @@ public final class RdmaProtocol {
     }
 
     /**
+     * Registers a direct buffer, from its position to its limit, for this side's own Sends from it
+     * ({@link Send#of(LocalRegion.Slice)}), which then go without a copy. The peer gets no access
+     * to it ({@link Export} gives that). Answered with {@link MemoryRegistered}; to the connection
+     * {@code Connected} names, once connected.
+     */
+    public record RegisterMemory(ByteBuffer buffer, ActorRef<RegisterMemoryReply> replyTo)
+            implements ConnectionCommand {
+        public RegisterMemory {
+            // registration pins memory for the device: only a direct buffer has a stable address
+            if (!Objects.requireNonNull(buffer, "buffer").isDirect()) {
+                throw new IllegalArgumentException("only a direct ByteBuffer can be registered");
+            }
+            Objects.requireNonNull(replyTo, "replyTo");
+        }
+    }
+
+    /** What a {@link RegisterMemory} is answered with. */
+    public sealed interface RegisterMemoryReply permits MemoryRegistered, CommandFailed {
+    }
+
+    public record MemoryRegistered(LocalRegion region) implements RegisterMemoryReply {
+    }
+
+    /**
+     * Deregisters memory this connection registered, once the Sends from it that were told before
+     * have completed; Sends from it told after are refused. Answered with
+     * {@link MemoryDeregistered}; a region of another connection with {@link CommandFailed}. The
+     * connection's end deregisters what is left.
+     */
+    public record DeregisterMemory(LocalRegion region, ActorRef<DeregisterMemoryReply> replyTo)
+            implements ConnectionCommand {
+        public DeregisterMemory {
+            Objects.requireNonNull(region, "region");
+            Objects.requireNonNull(replyTo, "replyTo");
+        }
+    }
+
+    /** What a {@link DeregisterMemory} is answered with. */
+    public sealed interface DeregisterMemoryReply permits MemoryDeregistered, CommandFailed {
+    }
+
+    public record MemoryDeregistered(LocalRegion region) implements DeregisterMemoryReply {
+    }
+
+    /**
      * After {@link WritingSuspended}, asks to be told {@link WritingResumed} once the send queue has
      * room again. Every data command the handler sent since the suspension was refused, so resending
      * the refused ones now keeps the stream in order (Pekko IO's NACK-based back-pressure). Only a
@@ -610,7 +712,8 @@ public final class RdmaProtocol {
      * this connection before it: a Send or Write of the data is copied when it is posted, and a
      * release that finds such a command still waiting for room lets the bytes go to the garbage
      * collector instead. A second release of the same Received, or one that is not
-     * {@link Received#releasable()}, does nothing; so does a release to a closed connection.
+     * {@link Received#releasable()}, does nothing; so does a release to a closed connection. A
+     * message received in place gives its receive buffer back, posted for a later message at once.
      */
     public record Release(Received received) implements ConnectionCommand, DeadLetterSuppression {
         public Release {
@@ -712,24 +815,37 @@ public final class RdmaProtocol {
      * One message from the peer: a Send's bytes, or none for a write with immediate. The bytes are
      * the handler's. A handler done with a {@link #releasable()} one may hand its bytes back, with
      * its next Send ({@link Send#releasing}) or with {@link Release}, for the connection to fill
-     * with a later message instead of allocating.
+     * with a later message instead of allocating. On a connection that receives in place
+     * ({@link ConnectionOptions#withReceiveInPlace(int)}) the bytes of a message of the size it names
+     * stay in the receive buffer they landed in, read through {@link #buffer()}, and the handler
+     * must release them.
      */
     public static final class Received implements ConnectionEvent {
         private static final VarHandle LENT;
 
         static {
             try {
-                LENT = MethodHandles.lookup().findVarHandle(Received.class, "lent", byte[].class);
+                LENT = MethodHandles.lookup().findVarHandle(Received.class, "lent", Object.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
         }
 
-        private final ByteString data;
+        /** A receive buffer lent to the handler: slot {@code slot} of {@code owner}, a connection's receive slots. */
+        record Slot(Object owner, int slot) {
+        }
+
+        /** Null while an in-place message's bytes were not asked for as a ByteString. */
+        private ByteString data;
+        /** An in-place message's receive buffer, read-only; null for a copied one. */
+        private final ByteBuffer view;
         private final Integer immediate;
-        /** The array under {@code data} while the connection may take it back; null once released. */
+        /**
+         * What the connection may take back until it is released (then null): the array under
+         * {@code data} (a byte[]), or the receive buffer of an in-place message (a {@link Slot}).
+         */
         @SuppressWarnings("unused") // through LENT
-        private byte[] lent;
+        private Object lent;
 
         public Received(ByteString data, Integer immediate) {
             this(data, immediate, null);
@@ -737,12 +853,46 @@ public final class RdmaProtocol {
 
         Received(ByteString data, Integer immediate, byte[] lent) {
             this.data = Objects.requireNonNull(data, "data");
+            this.view = null;
             this.immediate = immediate;
             this.lent = lent;
         }
 
+        /** A message left in its receive buffer: {@code view} is its bytes, read-only. */
+        Received(ByteBuffer view, Integer immediate, Slot slot) {
+            this.view = Objects.requireNonNull(view, "view");
+            this.immediate = immediate;
+            this.lent = Objects.requireNonNull(slot, "slot");
+        }
+
+        /**
+         * The bytes as a ByteString. Of a message received in place, a copy made at the first call
+         * (which must come before its release: the buffer carries later messages after it).
+         */
         public ByteString data() {
-            return data;
+            ByteString bytes = data;
+            if (bytes == null) {
+                if (LENT.getOpaque(this) == null) {
+                    throw new IllegalStateException("released: the receive buffer carries later messages");
+                }
+                bytes = ByteString.fromByteBuffer(view.duplicate());
+                data = bytes; // a ByteString's fields are final: another thread sees it whole or not at all
+            }
+            return bytes;
+        }
+
+        /**
+         * The bytes, read-only, from position 0 to the limit: of a message received in place, the
+         * receive buffer itself, without a copy, until the handler releases it; of any other, a
+         * view of {@link #data()}. Each call returns a view of its own.
+         */
+        public ByteBuffer buffer() {
+            return view != null ? view.duplicate() : data.asByteBuffer();
+        }
+
+        /** The number of bytes, without copying an in-place message's. */
+        public int size() {
+            return view != null ? view.remaining() : data.size();
         }
 
         public Integer immediate() {
@@ -750,33 +900,41 @@ public final class RdmaProtocol {
         }
 
         /**
-         * Whether a release would let the connection reuse these bytes: a message of at least 256
-         * bytes and at most {@code buffer-size} that came into the connection's own receive queue
-         * (not a shared one's), not yet released. Smaller ones cost less to allocate than a
-         * Release does.
+         * Whether a release would give the connection something back: a message received in place,
+         * or one of at least 256 bytes and at most {@code buffer-size} that came into the
+         * connection's own receive queue (not a shared one's), not yet released. Smaller ones cost
+         * less to allocate than a Release does.
          */
         public boolean releasable() {
             return LENT.getOpaque(this) != null;
         }
 
         /** The array under {@code data}, to the first caller only: a second Release finds none. */
-        byte[] takeLent() {
-            return (byte[]) LENT.getAndSet(this, null);
+        byte[] takeArray() {
+            Object lent = LENT.getOpaque(this);
+            return lent instanceof byte[] array && LENT.compareAndSet(this, lent, null) ? array : null;
+        }
+
+        /** The receive slot of {@code owner} this message was left in, to the first caller only; else -1. */
+        int takeSlot(Object owner) {
+            Object lent = LENT.getOpaque(this);
+            return lent instanceof Slot s && s.owner() == owner && LENT.compareAndSet(this, lent, null) ? s.slot() : -1;
         }
 
         @Override
         public boolean equals(Object o) {
-            return o instanceof Received r && data.equals(r.data) && Objects.equals(immediate, r.immediate);
+            return o instanceof Received r && data().equals(r.data()) && Objects.equals(immediate, r.immediate);
         }
 
         @Override
         public int hashCode() {
-            return 31 * data.hashCode() + Objects.hashCode(immediate);
+            return 31 * data().hashCode() + Objects.hashCode(immediate);
         }
 
         @Override
         public String toString() {
-            return "Received[" + data.size() + " bytes" + (immediate == null ? "" : ", immediate=" + immediate) + "]";
+            return "Received[" + size() + " bytes" + (view == null ? "" : " in place")
+                    + (immediate == null ? "" : ", immediate=" + immediate) + "]";
         }
     }
 
@@ -791,7 +949,8 @@ public final class RdmaProtocol {
 
     /** A command could not be carried out; nothing of it happened unless {@code cause} says it failed late. */
     public record CommandFailed(Object command, Throwable cause)
-            implements ConnectionEvent, ListenerEvent, MulticastEvent, ExportReply, UnexportReply {
+            implements ConnectionEvent, ListenerEvent, MulticastEvent, ExportReply, UnexportReply, RegisterMemoryReply,
+            DeregisterMemoryReply {
     }
 
     /**

@@ -10,13 +10,17 @@ import org.apache.pekko.actor.typed.Props;
 import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.dispatch.Dispatchers;
 
-/** The {@code rdma-actors} section of the configuration (see reference.conf). */
+/**
+ * The {@code rdma-actors} section of the configuration (see reference.conf), with what one
+ * connection's {@link RdmaProtocol.ConnectionOptions} set ({@code receiveInPlace}, the smallest
+ * message left in its receive buffer, only there).
+ */
 public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int sendQueueDepth,
                            int receiveQueueDepth, int bufferSize, int writeQueue, int maxMessageSize,
                            Duration resolveTimeout, Duration connectTimeout,
                            Duration acceptTimeout, Duration shutdownCloseTimeout, int completionPollers,
                            Duration completionSpin, Duration completionYield, String waitMode, String dispatcher,
-                           String verbsDispatcher) {
+                           String verbsDispatcher, int receiveInPlace) {
 
     public RdmaSettings {
         fabricOptions = Map.copyOf(fabricOptions);
@@ -32,6 +36,9 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
         require(!completionYield.isNegative(), "completion-yield", completionYield, "not negative");
         require(waitMode.equals(BALANCED) || waitMode.equals(SPIN), "wait", waitMode, BALANCED + " or " + SPIN);
     }
+
+    /** {@code receiveInPlace} unless a connection's options set it: every message is copied. */
+    static final int NEVER_IN_PLACE = Integer.MAX_VALUE;
 
     /** {@code wait}'s default: spin briefly, yield while an answer is awaited, then sleep. */
     public static final String BALANCED = "balanced";
@@ -67,7 +74,8 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
                 options.receiveQueueDepth().orElse(receiveQueueDepth), bufferSize,
                 options.writeQueue().orElse(writeQueue), options.maxMessageSize().orElse(maxMessageSize),
                 resolveTimeout, connectTimeout, acceptTimeout, shutdownCloseTimeout, completionPollers, completionSpin,
-                completionYield, waitMode, dispatcher, verbsDispatcher);
+                completionYield, waitMode, dispatcher, verbsDispatcher,
+                options.receiveInPlace().orElse(receiveInPlace));
     }
 
     /** A bad value names its key, so a configuration error says which line to fix. */
@@ -89,6 +97,6 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
                 c.getDuration("shutdown-close-timeout"), c.getInt("completion-pollers"),
                 c.getDuration("completion-spin"), c.getDuration("completion-yield"), c.getString("wait"),
                 c.getString("dispatcher"),
-                c.getString("verbs-dispatcher"));
+                c.getString("verbs-dispatcher"), NEVER_IN_PLACE);
     }
 }

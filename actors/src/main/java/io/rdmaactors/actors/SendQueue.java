@@ -6,6 +6,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * A connection's send side, as its QP actor keeps it: a registered slot per work request that may
@@ -132,6 +133,21 @@ final class SendQueue {
      */
     SendWorkRequest fenced(SendWorkRequest request, boolean read) {
         return readsOutstanding > 0 && !read ? request.with(SendFlag.FENCE) : request;
+    }
+
+    /** Whether anything waiting or outstanding matches. */
+    boolean any(Predicate<Object> test) {
+        for (Object item : waiting) {
+            if (test.test(item)) {
+                return true;
+            }
+        }
+        for (Object item : outstanding) {
+            if (item != null && test.test(item)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Empties the queue: what waited, then what was outstanding, each once, in that order. */

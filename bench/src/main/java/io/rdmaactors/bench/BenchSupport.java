@@ -136,12 +136,21 @@ public final class BenchSupport {
             InetSocketAddress address, ActorRef<RdmaProtocol.ConnectionEvent> server,
             Function<ActorContext<RdmaProtocol.ListenerEvent>, ActorRef<RdmaProtocol.ConnectionEvent>> client,
             Duration timeout) {
+        return selfConnecting(address, server, client, timeout, RdmaProtocol.ConnectionOptions.none());
+    }
+
+    /** The same, both ends set up with {@code options}. */
+    static Behavior<RdmaProtocol.ListenerEvent> selfConnecting(
+            InetSocketAddress address, ActorRef<RdmaProtocol.ConnectionEvent> server,
+            Function<ActorContext<RdmaProtocol.ListenerEvent>, ActorRef<RdmaProtocol.ConnectionEvent>> client,
+            Duration timeout, RdmaProtocol.ConnectionOptions options) {
         return Behaviors.setup(ctx -> {
-            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(address, ctx.getSelf(), 8));
+            Rdma.get(ctx.getSystem()).manager().tell(new RdmaProtocol.Listen(address, ctx.getSelf(), 8)
+                    .withOptions(options));
             return Behaviors.receive(RdmaProtocol.ListenerEvent.class)
                     .onMessage(RdmaProtocol.Listening.class, l -> {
                         Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(l.localAddress(),
-                                client.apply(ctx)).withTimeout(timeout));
+                                client.apply(ctx)).withTimeout(timeout).withOptions(options));
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.ConnectionRequested.class, r -> {

@@ -312,7 +312,7 @@ public final class CrossProcessLatency {
         return ActorSystem.create(Behaviors.setup(ctx -> {
             ctx.spawn(Behaviors.<RdmaProtocol.ListenerEvent>setup(l -> {
                 Rdma.get(l.getSystem()).manager().tell(RdmaProtocol.Listen.on(new InetSocketAddress("127.0.0.1", 0),
-                        l.getSelf()));
+                        l.getSelf()).withOptions(HardwareRegime.ActorPair.OPTIONS));
                 return Behaviors.receive(RdmaProtocol.ListenerEvent.class)
                         .onMessage(RdmaProtocol.Listening.class, b -> {
                             port.complete(b.localAddress().getPort());
@@ -321,7 +321,8 @@ public final class CrossProcessLatency {
                         .onMessage(RdmaProtocol.ConnectionRequested.class, r -> {
                             // a handler each: one client over TCP, one over shared memory
                             r.connection().tell(RdmaProtocol.Accept.with(l.spawnAnonymous(
-                                    HardwareRegime.ActorPair.echoAndSink(), EchoSinkPeer.handlerProps(l.getSystem()))));
+                                    HardwareRegime.ActorPair.answerAndSink(), EchoSinkPeer.handlerProps(l.getSystem()))
+                                    .unsafeUpcast()));
                             return Behaviors.same();
                         })
                         .onMessage(RdmaProtocol.ListenerEvent.class, e -> Behaviors.same())
@@ -740,7 +741,8 @@ public final class CrossProcessLatency {
                 ActorRef<Object> client = ctx.spawn(HardwareRegime.ActorPair.client(connected), "client",
                         EchoSinkPeer.handlerProps(ctx.getSystem()));
                 Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(
-                        new InetSocketAddress("127.0.0.1", port), client.unsafeUpcast()).withTimeout(STEP));
+                        new InetSocketAddress("127.0.0.1", port), client.unsafeUpcast()).withTimeout(STEP)
+                        .withOptions(HardwareRegime.ActorPair.OPTIONS));
                 return Behaviors.receiveMessage(task -> {
                     client.tell(task);
                     return Behaviors.same();
@@ -757,8 +759,7 @@ public final class CrossProcessLatency {
 
         @Override
         public long[] pingPong(int size, int count) throws Exception {
-            HardwareRegime.PingPong task = new HardwareRegime.PingPong(new byte[size], new long[count],
-                    new CompletableFuture<>());
+            HardwareRegime.PingPong task = new HardwareRegime.PingPong(size, new long[count], new CompletableFuture<>());
             system.tell(task);
             return task.done().get(120, TimeUnit.SECONDS);
         }

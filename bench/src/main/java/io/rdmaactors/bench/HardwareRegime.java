@@ -2,6 +2,7 @@ package io.rdmaactors.bench;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import io.rdmaactors.actors.LocalRegion;
 import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
 import io.rdmaactors.verbs.CmId;
@@ -340,7 +341,7 @@ public final class HardwareRegime {
     sealed interface Task {
     }
 
-    record PingPong(byte[] message, long[] rtt, CompletableFuture<long[]> done) implements Task {
+    record PingPong(int size, long[] rtt, CompletableFuture<long[]> done) implements Task {
     }
 
     record Stream(int count, CompletableFuture<Long> done) implements Task {
@@ -348,20 +349,31 @@ public final class HardwareRegime {
 
     /** One connection through the actor API, kept for every round: an echo and a sink behind one handler. */
     static final class ActorPair implements AutoCloseable {
+        /** Each end's registered memory: the largest message a ping-pong sends. */
+        private static final int REGISTERED = 4096;
+        /** Messages from this size on are received in place; smaller ones cost less to copy than to release. */
+        private static final int IN_PLACE_FROM = 256;
+        static final RdmaProtocol.ConnectionOptions OPTIONS = RdmaProtocol.ConnectionOptions.none()
+                .withReceiveInPlace(IN_PLACE_FROM);
         private final ActorSystem<Object> system;
 
+        /**
+         * Both ends send their ping-pong messages from registered memory, as the bare loop posts
+         * from its own, and receive 4 KiB in place: neither copies those bytes.
+         */
         ActorPair(Config config, String address) throws Exception {
             CompletableFuture<Void> connected = new CompletableFuture<>();
             system = ActorSystem.create(Behaviors.setup(ctx -> {
                 // handlers on the data path's dispatcher, as docs/tuning.md advises for latency
                 DispatcherSelector dispatcher = HANDLERS_ON_DEFAULT ? DispatcherSelector.defaultDispatcher()
                         : Rdma.get(ctx.getSystem()).dispatcher();
-                ActorRef<RdmaProtocol.ConnectionEvent> server = ctx.spawn(echoAndSink(), "server", dispatcher);
-                ActorRef<Object> client = ctx.spawn(client(connected), "client", dispatcher);
-                ctx.spawn(BenchSupport.selfConnecting(new InetSocketAddress(address, 0), server,
-                        listenCtx -> client.unsafeUpcast(), STEP), "listener");
+                ActorRef<Object> answering = ctx.spawn(answerAndSink(), "server", dispatcher);
+                ActorRef<Object> asking = ctx.spawn(client(connected), "client", dispatcher);
+                ctx.spawn(BenchSupport.selfConnecting(new InetSocketAddress(address, 0), answering.narrow(),
+                        listenCtx -> asking.unsafeUpcast(), STEP,
+                        OPTIONS), "listener");
                 return Behaviors.receiveMessage(task -> {
-                    client.tell(task);
+                    asking.tell(task);
                     return Behaviors.same();
                 });
             }), "hardware-regime", config);
@@ -369,7 +381,7 @@ public final class HardwareRegime {
         }
 
         long[] pingPong(int size, int count) throws Exception {
-            PingPong task = new PingPong(new byte[size], new long[count], new CompletableFuture<>());
+            PingPong task = new PingPong(size, new long[count], new CompletableFuture<>());
             system.tell(task);
             return task.done().get(120, TimeUnit.SECONDS);
         }
@@ -387,42 +399,74 @@ public final class HardwareRegime {
             system.getWhenTerminated().toCompletableFuture().join();
         }
 
+        /** Asks the connection for {@link #REGISTERED} bytes of registered memory, answered to {@code self}. */
+        private static void register(ActorRef<RdmaProtocol.ConnectionCommand> connection, ActorRef<Object> self) {
+            connection.tell(new RdmaProtocol.RegisterMemory(ByteBuffer.allocateDirect(REGISTERED), self.narrow()));
+        }
+
         /**
-         * The server's handler: echoes what comes without an immediate, and answers the last
-         * message of a stream (immediate 1; the others carry 2) with an empty Send, once all before
-         * it came.
+         * The server's handler: answers a message without an immediate with one of the same size
+         * from its registered memory, and the last message of a stream (immediate 1; the others
+         * carry 2) with an empty Send, once all before it came. It releases each message it gets;
+         * what comes before its memory is registered waits for it.
          */
-        static Behavior<RdmaProtocol.ConnectionEvent> echoAndSink() {
-            return Behaviors.setup(ctx -> {
-                List<ActorRef<RdmaProtocol.ConnectionCommand>> connection = new ArrayList<>();
-                return Behaviors.receive(RdmaProtocol.ConnectionEvent.class)
-                        .onMessage(RdmaProtocol.Connected.class, c -> {
-                            connection.add(c.connection());
-                            return Behaviors.same();
-                        })
-                        .onMessage(RdmaProtocol.Received.class, r -> {
-                            if (r.immediate() == null) {
-                                // the echo takes the received bytes back once it copied them
-                                connection.get(0).tell(RdmaProtocol.Send.of(r.data(), null).releasing(r));
-                            } else if (r.immediate() == 1) {
-                                connection.get(0).tell(RdmaProtocol.Send.of(ByteString.emptyByteString(), null));
-                            }
-                            return Behaviors.same();
-                        })
-                        .onMessage(RdmaProtocol.ConnectionEvent.class, e -> Behaviors.same())
-                        .build();
-            });
+        static Behavior<Object> answerAndSink() {
+            return Behaviors.setup(ctx -> new Object() {
+                ActorRef<RdmaProtocol.ConnectionCommand> connection;
+                LocalRegion memory;
+                final List<RdmaProtocol.Received> early = new ArrayList<>();
+
+                Behavior<Object> behavior() {
+                    return Behaviors.receive(Object.class)
+                            .onMessage(RdmaProtocol.Connected.class, c -> {
+                                connection = c.connection();
+                                register(connection, ctx.getSelf());
+                                return Behaviors.same();
+                            })
+                            .onMessage(RdmaProtocol.MemoryRegistered.class, m -> {
+                                memory = m.region();
+                                early.forEach(this::answer);
+                                early.clear();
+                                return Behaviors.same();
+                            })
+                            .onMessage(RdmaProtocol.Received.class, r -> {
+                                if (memory == null) {
+                                    early.add(r);
+                                } else {
+                                    answer(r);
+                                }
+                                return Behaviors.same();
+                            })
+                            .onMessage(RdmaProtocol.CommandFailed.class, f -> {
+                                throw new IllegalStateException("a command failed: " + f);
+                            })
+                            .onMessage(Object.class, e -> Behaviors.same())
+                            .build();
+                }
+
+                void answer(RdmaProtocol.Received r) {
+                    if (r.immediate() == null) {
+                        connection.tell(RdmaProtocol.Send.of(memory.slice(0, r.size())).releasing(r));
+                    } else if (r.immediate() == 1) {
+                        connection.tell(RdmaProtocol.Send.of(ByteString.emptyByteString(), null).releasing(r));
+                    } else if (r.releasable()) {
+                        connection.tell(new RdmaProtocol.Release(r));
+                    }
+                }
+            }.behavior());
         }
 
         /** The client's handler: runs the tasks it is given over its connection. */
-        static Behavior<Object> client(CompletableFuture<Void> connected) {
+        static Behavior<Object> client(CompletableFuture<Void> ready) {
             return Behaviors.setup(ctx -> new Object() {
                 ActorRef<RdmaProtocol.ConnectionCommand> connection;
+                LocalRegion memory;
                 PingPong pingPong;
+                LocalRegion.Slice message;
                 int done;
                 long start;
                 Stream stream;
-                ByteString message;
+                ByteString streamed = ByteString.fromArray(new byte[64]);
                 int sent;
                 int acked;
 
@@ -430,20 +474,24 @@ public final class HardwareRegime {
                     return Behaviors.receive(Object.class)
                             .onMessage(RdmaProtocol.Connected.class, c -> {
                                 connection = c.connection();
-                                connected.complete(null);
+                                register(connection, ctx.getSelf());
+                                return Behaviors.same();
+                            })
+                            .onMessage(RdmaProtocol.MemoryRegistered.class, m -> {
+                                memory = m.region();
+                                ready.complete(null);
                                 return Behaviors.same();
                             })
                             .onMessage(PingPong.class, p -> {
                                 pingPong = p;
                                 done = 0;
-                                message = ByteString.fromArray(p.message());
+                                message = memory.slice(0, p.size());
                                 start = System.nanoTime();
-                                connection.tell(RdmaProtocol.Send.of(message, null));
+                                connection.tell(RdmaProtocol.Send.of(message));
                                 return Behaviors.same();
                             })
                             .onMessage(Stream.class, s -> {
                                 stream = s;
-                                message = ByteString.fromArray(new byte[64]);
                                 sent = 0;
                                 acked = 0;
                                 sendWindow();
@@ -459,10 +507,13 @@ public final class HardwareRegime {
                                 pingPong.rtt()[done++] = now - start;
                                 if (done == pingPong.rtt().length) {
                                     pingPong.done().complete(pingPong.rtt());
+                                    if (r.releasable()) {
+                                        connection.tell(new RdmaProtocol.Release(r));
+                                    }
                                 } else {
                                     start = System.nanoTime();
-                                    // the answer's bytes go back with the next request
-                                    connection.tell(RdmaProtocol.Send.of(message, null).releasing(r));
+                                    // the answer's receive buffer goes back with the next request
+                                    connection.tell(RdmaProtocol.Send.of(message).releasing(r));
                                 }
                                 return Behaviors.same();
                             })
@@ -483,8 +534,8 @@ public final class HardwareRegime {
                     while (sent < stream.count() && sent - acked < WINDOW) {
                         sent++;
                         RdmaProtocol.Send send = sent == stream.count()
-                                ? RdmaProtocol.Send.of(message, null).withImmediate(1)
-                                : RdmaProtocol.Send.of(message, sent % ACK_EVERY == 0 ? sent : null).withImmediate(2);
+                                ? RdmaProtocol.Send.of(streamed, null).withImmediate(1)
+                                : RdmaProtocol.Send.of(streamed, sent % ACK_EVERY == 0 ? sent : null).withImmediate(2);
                         connection.tell(send);
                     }
                 }

@@ -226,8 +226,13 @@ public final class RdmaTestKit implements AutoCloseable {
 
     /** Listens on a free port of {@link #address}, a probe for its handler. */
     public Listener listen(int backlog) {
+        return listen(backlog, RdmaProtocol.ConnectionOptions.none());
+    }
+
+    /** As {@link #listen(int)}, its connections set up with {@code options}. */
+    public Listener listen(int backlog, RdmaProtocol.ConnectionOptions options) {
         TestProbe<RdmaProtocol.ListenerEvent> events = probe();
-        manager().tell(new RdmaProtocol.Listen(address(0), events.getRef(), backlog));
+        manager().tell(new RdmaProtocol.Listen(address(0), events.getRef(), backlog).withOptions(options));
         return new Listener(events, events.expectMessageClass(RdmaProtocol.Listening.class, STEP));
     }
 
@@ -238,9 +243,19 @@ public final class RdmaTestKit implements AutoCloseable {
 
     /** As {@link #connect(Listener)}, offering {@code clientData} with the Connect and {@code serverData} with the Accept. */
     public Pair connect(Listener listener, byte[] clientData, byte[] serverData) {
+        return connect(listener, clientData, serverData, RdmaProtocol.ConnectionOptions.none());
+    }
+
+    /** As {@link #connect(Listener)}, the client's end set up with {@code options}. */
+    public Pair connect(Listener listener, RdmaProtocol.ConnectionOptions options) {
+        return connect(listener, new byte[0], new byte[0], options);
+    }
+
+    private Pair connect(Listener listener, byte[] clientData, byte[] serverData,
+                         RdmaProtocol.ConnectionOptions options) {
         TestProbe<RdmaProtocol.ConnectionEvent> clientEvents = probe();
         manager().tell(RdmaProtocol.Connect.to(listener.address(), clientEvents.getRef()).withPrivateData(clientData)
-                .withTimeout(STEP));
+                .withTimeout(STEP).withOptions(options));
         RdmaProtocol.ConnectionRequested request;
         try {
             request = listener.events().expectMessageClass(RdmaProtocol.ConnectionRequested.class, STEP);

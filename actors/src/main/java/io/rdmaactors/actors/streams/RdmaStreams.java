@@ -81,6 +81,11 @@ public final class RdmaStreams {
                 throw new IllegalArgumentException("a connection request carries at most "
                         + RdmaProtocol.Connect.MAX_PRIVATE_DATA + " bytes of private data, not " + privateData.size());
             }
+            if (connection.receiveInPlace().isPresent()) {
+                // each element is a ByteString the stream hands on: a copy, so there is nothing to lend
+                throw new IllegalArgumentException("a stream's elements are ByteStrings: receiving in place is for"
+                        + " handlers of the actor API");
+            }
         }
 
         /** None of them, and half-close: what the overloads without options use. */

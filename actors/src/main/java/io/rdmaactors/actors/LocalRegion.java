@@ -1,0 +1,67 @@
+package io.rdmaactors.actors;
+
+import io.rdmaactors.verbs.MemoryRegion;
+import io.rdmaactors.verbs.ScatterGatherElement;
+import java.nio.ByteBuffer;
+import java.util.Objects;
+
+/**
+ * Memory this side registered on one connection for its own use ({@link RdmaProtocol.RegisterMemory}):
+ * a Send of a {@link Slice} of it goes from where the bytes are, without the copy into a send buffer
+ * a ByteString takes. The peer has no access to it. The handler writes the bytes through
+ * {@link #buffer()} and leaves them unchanged until the Send is acknowledged (or, for a request,
+ * answered). Only the connection that registered it sends from it; it is deregistered with
+ * {@link RdmaProtocol.DeregisterMemory} or when the connection ends.
+ */
+public final class LocalRegion {
+
+    /** Where in a region a Send's bytes are: {@code length} bytes from {@code offset}. */
+    public record Slice(LocalRegion region, int offset, int length) {
+        public Slice {
+            Objects.requireNonNull(region, "region");
+            if (offset < 0 || length < 0 || (long) offset + length > region.length()) {
+                throw new IllegalArgumentException("range " + offset + "+" + length + " is outside the region of "
+                        + region.length() + " bytes");
+            }
+        }
+
+        /** The slice's bytes, read-only. */
+        public ByteBuffer bytes() {
+            return region.buffer().slice(offset, length).asReadOnlyBuffer();
+        }
+    }
+
+    final MemoryRegion memory;
+    /** The registering connection's slots: the identity its data path checks. */
+    final Object owner;
+    /** A deregistration was asked: Sends from this region are refused; confined to the owner's data path. */
+    boolean deregistering;
+
+    LocalRegion(MemoryRegion memory, Object owner) {
+        this.memory = memory;
+        this.owner = owner;
+    }
+
+    /** The registered bytes, position 0 to the limit, for the handler to write; a view of its own per call. */
+    public ByteBuffer buffer() {
+        return memory.buffer();
+    }
+
+    public int length() {
+        return memory.length();
+    }
+
+    /** {@code length} bytes from {@code offset}, to send. */
+    public Slice slice(int offset, int length) {
+        return new Slice(this, offset, length);
+    }
+
+    ScatterGatherElement sge(Slice slice) {
+        return memory.sge(slice.offset(), slice.length());
+    }
+
+    @Override
+    public String toString() {
+        return "LocalRegion[" + memory.length() + " bytes]";
+    }
+}
