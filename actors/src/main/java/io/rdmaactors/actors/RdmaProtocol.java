@@ -659,8 +659,11 @@ public final class RdmaProtocol {
         }
     }
 
-    /** What a {@link RegisterMemory} is answered with. */
-    public sealed interface RegisterMemoryReply permits MemoryRegistered, CommandFailed {
+    /**
+     * What a {@link RegisterMemory} is answered with: a connection event too, so the handler may
+     * take it itself ({@code ctx.getSelf().narrow()}).
+     */
+    public sealed interface RegisterMemoryReply extends ConnectionEvent permits MemoryRegistered, CommandFailed {
     }
 
     public record MemoryRegistered(LocalRegion region) implements RegisterMemoryReply {
@@ -680,8 +683,8 @@ public final class RdmaProtocol {
         }
     }
 
-    /** What a {@link DeregisterMemory} is answered with. */
-    public sealed interface DeregisterMemoryReply permits MemoryDeregistered, CommandFailed {
+    /** What a {@link DeregisterMemory} is answered with, a connection event too. */
+    public sealed interface DeregisterMemoryReply extends ConnectionEvent permits MemoryDeregistered, CommandFailed {
     }
 
     public record MemoryDeregistered(LocalRegion region) implements DeregisterMemoryReply {
@@ -751,7 +754,7 @@ public final class RdmaProtocol {
 
     public sealed interface ConnectionEvent permits Connected, ConnectFailed, Received, Acked, ReadCompleted,
             AtomicCompleted, CommandFailed, WritingSuspended, WritingResumed, AlternatePathLoaded, PathMigrated,
-            Disconnected {
+            Disconnected, RegisterMemoryReply, DeregisterMemoryReply {
     }
 
     public record Connected(ActorRef<ConnectionCommand> connection, InetSocketAddress remote,

@@ -1,10 +1,12 @@
 package io.rdmaactors.examples;
 
+import io.rdmaactors.actors.LocalRegion;
 import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -17,7 +19,9 @@ import picocli.CommandLine.Option;
 /**
  * Ping-pong on the actor API: the listener hands each connection to an echoing agent, the client's
  * private data tells the agent how many messages of which size to expect, and the client checks
- * every byte that comes back. -s serves one client and exits, as ib_send_lat's server does.
+ * every byte that comes back. -s serves one client and exits, as ib_send_lat's server does. -Z
+ * shows the zero-copy API on the client's side: requests sent from registered memory, answers
+ * read in their receive buffers.
  */
 @Command(name = "actor-ping-pong",
         description = "Send/receive ping-pong between a client and an echo agent, every byte verified.")
@@ -37,6 +41,10 @@ public final class ActorPingPong implements Callable<Integer> {
 
     @Option(names = {"-S", "--size"}, defaultValue = "64", description = "message bytes, at least 4 (default ${DEFAULT-VALUE})")
     int size;
+
+    @Option(names = {"-Z", "--zero-copy"}, description = "the client sends from memory it registered and reads each"
+            + " answer where it landed (receive in place), copying no message; the agent copies as before")
+    boolean zeroCopy;
 
     @Option(names = {"-V", "--verify"}, negatable = true, defaultValue = "true", fallbackValue = "true",
             description = "check every byte that comes back (default; --no-verify checks nothing)")
@@ -100,16 +108,38 @@ public final class ActorPingPong implements Callable<Integer> {
 
     private Behavior<ConnectionEvent> client(InetSocketAddress server, Program.Result result) {
         return Behaviors.setup(ctx -> {
-            Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(server, ctx.getSelf()).withPrivateData(Payload.ints(warmUp + count, size)).withTimeout(Program.CONNECT_TIMEOUT));
+            // zero copy: every answer stays in its receive buffer until the next request releases it
+            RdmaProtocol.ConnectionOptions options = zeroCopy
+                    ? RdmaProtocol.ConnectionOptions.none().withReceiveInPlace(1) : RdmaProtocol.ConnectionOptions.none();
+            Rdma.get(ctx.getSystem()).manager().tell(RdmaProtocol.Connect.to(server, ctx.getSelf())
+                    .withPrivateData(Payload.ints(warmUp + count, size)).withTimeout(Program.CONNECT_TIMEOUT)
+                    .withOptions(options));
             return Behaviors.receive(ConnectionEvent.class)
                     .onMessage(RdmaProtocol.Connected.class, c -> {
-                        Rounds at = new Rounds(System.nanoTime());
-                        c.connection().tell(RdmaProtocol.Send.of(Payload.of(0, size), null));
-                        return pinging(c.connection(), at, result);
+                        if (!zeroCopy) {
+                            return pinging(c.connection(), null, result);
+                        }
+                        c.connection().tell(new RdmaProtocol.RegisterMemory(ByteBuffer.allocateDirect(size),
+                                ctx.getSelf().narrow()));
+                        return Behaviors.receive(ConnectionEvent.class)
+                                .onMessage(RdmaProtocol.MemoryRegistered.class,
+                                        m -> pinging(c.connection(), m.region(), result))
+                                .onAnyMessage(e -> result.unexpected("client", e))
+                                .build();
                     })
                     .onAnyMessage(e -> result.unexpected("client", e))
                     .build();
         });
+    }
+
+    /** Request {@code round}: from {@code memory}, written in place, or else a ByteString of its own. */
+    private RdmaProtocol.Send request(int round, LocalRegion memory) {
+        if (memory == null) {
+            return RdmaProtocol.Send.of(Payload.of(round, size), null);
+        }
+        // the previous request is through: its answer came, so the memory may carry the next
+        Payload.write(memory.buffer(), round, size);
+        return RdmaProtocol.Send.of(memory.slice(0, size));
     }
 
     /** Where the client's run is: one behavior holds it for the whole run. */
@@ -127,8 +157,11 @@ public final class ActorPingPong implements Callable<Integer> {
         }
     }
 
-    private Behavior<ConnectionEvent> pinging(ActorRef<ConnectionCommand> connection, Rounds at,
+    /** Sends the first request and measures every round trip; {@code memory} is null unless zero copy. */
+    private Behavior<ConnectionEvent> pinging(ActorRef<ConnectionCommand> connection, LocalRegion memory,
                                               Program.Result result) {
+        Rounds at = new Rounds(System.nanoTime());
+        connection.tell(request(0, memory));
         return Behaviors.receive(ConnectionEvent.class)
                 .onMessage(RdmaProtocol.Received.class, r -> {
                     long now = System.nanoTime();
@@ -136,7 +169,8 @@ public final class ActorPingPong implements Callable<Integer> {
                         at.report.record(now - at.sent);
                     }
                     at.progress.advance();
-                    if (verify ? Payload.check(r.data(), size) != at.round : r.data().size() != size) {
+                    // r.buffer() reads an answer received in place without copying it; r.data() would copy
+                    if (verify ? Payload.check(r.buffer(), size) != at.round : r.size() != size) {
                         at.progress.close();
                         return result.failed("client: round trip " + at.round + " came back wrong");
                     }
@@ -145,8 +179,8 @@ public final class ActorPingPong implements Callable<Integer> {
                     }
                     if (at.round < warmUp + count) {
                         at.sent = now;
-                        // the answer's bytes go back with the next request
-                        connection.tell(RdmaProtocol.Send.of(Payload.of(at.round, size), null).releasing(r));
+                        // the answer's bytes (or receive buffer) go back with the next request
+                        connection.tell(request(at.round, memory).releasing(r));
                         return Behaviors.same();
                     }
                     at.progress.close();
@@ -156,7 +190,8 @@ public final class ActorPingPong implements Callable<Integer> {
                             .onMessage(RdmaProtocol.Disconnected.class, d -> {
                                 result.succeed(String.format("%s: %d round trips of %d bytes after %d to warm up, %s:"
                                         + " mean round trip %.1f us%n%s%n%s", NAME, count, size, warmUp,
-                                        verify ? "every byte verified" : "not verified", elapsed / 1e3 / count,
+                                        (verify ? "every byte verified" : "not verified")
+                                                + (zeroCopy ? ", zero copy" : ""), elapsed / 1e3 / count,
                                         at.report.latency("round trip"), Report.throughput(count, size, elapsed)));
                                 return Behaviors.stopped();
                             })

@@ -15,25 +15,36 @@ final class Payload {
     }
 
     static byte[] of(int seq, int size) {
+        byte[] data = new byte[size];
+        write(ByteBuffer.wrap(data), seq, size);
+        return data;
+    }
+
+    /** Writes message {@code seq} of {@code size} bytes from index 0 of {@code into}, e.g. registered memory. */
+    static void write(ByteBuffer into, int seq, int size) {
         if (size < MIN_SIZE) {
             throw new IllegalArgumentException("a message takes at least " + MIN_SIZE + " bytes, not " + size);
         }
-        byte[] data = new byte[size];
-        ByteBuffer.wrap(data).putInt(seq);
+        into.putInt(0, seq);
         for (int i = MIN_SIZE; i < size; i++) {
-            data[i] = (byte) (seq * 31 + i);
+            into.put(i, (byte) (seq * 31 + i));
         }
-        return data;
     }
 
     /** The sequence number of an intact message of {@code size} bytes, or -1 if any byte is wrong. */
     static int check(byte[] data, int size) {
-        if (data.length != size) {
+        return check(ByteBuffer.wrap(data), size);
+    }
+
+    /** The same for the bytes from the buffer's position to its limit, e.g. a message received in place. */
+    static int check(ByteBuffer data, int size) {
+        if (data.remaining() != size) {
             return -1;
         }
-        int seq = ByteBuffer.wrap(data).getInt();
+        int at = data.position();
+        int seq = data.getInt(at);
         for (int i = MIN_SIZE; i < size; i++) {
-            if (data[i] != (byte) (seq * 31 + i)) {
+            if (data.get(at + i) != (byte) (seq * 31 + i)) {
                 return -1;
             }
         }

@@ -44,6 +44,8 @@ class ExamplesTest {
                 Arguments.of((Object) new String[] {"rping", "--count", "50", "--size", "64"}),
                 Arguments.of((Object) new String[] {"devices"}),
                 Arguments.of((Object) new String[] {"actor-ping-pong", "--count", "200", "--warm-up", "100"}),
+                Arguments.of((Object) new String[] {"actor-ping-pong", "--zero-copy", "--size", "4096", "--count", "200",
+                        "--warm-up", "100"}),
                 Arguments.of((Object) new String[] {"blast", "--count", "2000", "--size", "256"}),
                 Arguments.of((Object) new String[] {"rdma", "--size", "512"}),
                 Arguments.of((Object) new String[] {"atomics", "--clients", "3", "--count", "20"}),
@@ -155,6 +157,8 @@ class ExamplesTest {
                         "echoed 300 messages"),
                 Arguments.of("actor-ping-pong", List.of("-C", "300", "-W", "200"), List.of("every byte verified",
                         "msg/s"), "echoed 500 messages"),
+                Arguments.of("actor-ping-pong", List.of("-Z", "-S", "2048", "-C", "300", "-W", "200"),
+                        List.of("every byte verified, zero copy", "msg/s"), "echoed 500 messages of 2048 bytes"),
                 Arguments.of("blast", List.of("-C", "2000", "-S", "256"), List.of("every message arrived once",
                         "msg/s"), "2000 messages of 256 bytes"),
                 Arguments.of("stream-echo", List.of("-C", "3000", "-S", "512"), List.of("3000 messages of 512 bytes"
