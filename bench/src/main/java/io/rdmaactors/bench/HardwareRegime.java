@@ -39,9 +39,9 @@ import org.apache.pekko.util.ByteString;
  * {@code wire=sync} (a request is carried inside its post, as a NIC's doorbell starts it at once),
  * the actor API with library defaults (handler, QP actor, verbs, and back, both ends through the
  * public API) against the bare SPI with one busy-polling thread per end. 64 B and 4 KiB ping-pong
- * (p50, p99, p99.9 of each round trip) and a 64 B one-way stream; rounds interleaved, medians and
- * ranges reported; {@code SUMMARY HardwareRegime:} gives each ratio and MISSED beside each target
- * missed.
+ * (p50, p99, p99.9 of each round trip), then a 64 B one-way stream; rounds of the actors and the
+ * bare loop interleaved, medians and ranges reported; {@code SUMMARY HardwareRegime:} gives each
+ * ratio and MISSED beside each target missed.
  *
  * <p>{@code java -cp "bench/target/classes:$(cat bench/target/classpath.txt)" io.rdmaactors.bench.HardwareRegime}
  */
@@ -92,22 +92,28 @@ public final class HardwareRegime {
              BarePair bare4k = new BarePair(provider, fabricOptions, address, 4096);
              ActorPair actorPair = new ActorPair(config, address)) {
             BarePair[] barePairs = {bare64, bare4k};
+            // the ping-pongs first, then the streams: a stream run between them leaves the JIT's
+            // profile of the actors' code shaped by it, and a round trip 0.1-0.2 us slower
+            // (performance.md); a JVM that only answers requests never pays that
             for (int s = 0; s < sizes.length; s++) {
                 barePairs[s].pingPong(warmUp);
                 actorPair.pingPong(sizes[s], warmUp);
             }
-            barePairs[0].stream(streamed / 4);
-            actorPair.stream(streamed / 4);
             for (int round = 0; round < rounds; round++) {
                 for (int s = 0; s < sizes.length; s++) {
                     bare[s].add(barePairs[s].pingPong(roundTrips));
                     actors[s].add(actorPair.pingPong(sizes[s], roundTrips));
                 }
+                System.out.printf("round %d: 64 B p50 bare %.2f us, actors %.2f us; 4 KiB p50 bare %.2f us, actors"
+                                + " %.2f us%n", round + 1, bare[0].last(0.5), actors[0].last(0.5), bare[1].last(0.5),
+                        actors[1].last(0.5));
+            }
+            barePairs[0].stream(streamed / 4);
+            actorPair.stream(streamed / 4);
+            for (int round = 0; round < rounds; round++) {
                 bareRate[round] = barePairs[0].stream(streamed);
                 actorRate[round] = actorPair.stream(streamed);
-                System.out.printf("round %d: 64 B p50 bare %.2f us, actors %.2f us; 4 KiB p50 bare %.2f us, actors"
-                                + " %.2f us; 64 B stream bare %,.0f msg/s, actors %,.0f msg/s%n", round + 1,
-                        bare[0].last(0.5), actors[0].last(0.5), bare[1].last(0.5), actors[1].last(0.5),
+                System.out.printf("stream round %d: 64 B bare %,.0f msg/s, actors %,.0f msg/s%n", round + 1,
                         bareRate[round], actorRate[round]);
             }
         }
