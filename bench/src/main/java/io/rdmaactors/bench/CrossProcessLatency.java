@@ -307,7 +307,10 @@ public final class CrossProcessLatency {
         System.exit(0);
     }
 
-    /** The actor API's echo server, with {@code rdma-actors.wait = wait}; completes {@code port} once listening. */
+    /**
+     * The actor API's server, answering each ping from registered memory, with {@code rdma-actors.wait = wait};
+     * completes {@code port} once listening.
+     */
     private static ActorSystem<Void> echo(String wait, CompletableFuture<Integer> port) {
         return ActorSystem.create(Behaviors.setup(ctx -> {
             ctx.spawn(Behaviors.<RdmaProtocol.ListenerEvent>setup(l -> {
