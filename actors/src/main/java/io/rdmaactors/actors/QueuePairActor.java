@@ -213,8 +213,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private final int maxMessageSize;
     /** Messages of at least this many bytes stay in their receive slots, lent to the handler until it releases them. */
     private final int receiveInPlace;
-    /** Deregistrations asked for, waiting for the Sends from their regions to complete. */
-    private final List<RdmaProtocol.DeregisterMemory> deregistrations = new ArrayList<>(0);
+    /** Deregistrations asked for, waiting for the Sends from their regions to complete; made at the first. */
+    private List<RdmaProtocol.DeregisterMemory> deregistrations;
     /** Large Sends announced, until the peer says Done or they fail, by rendezvous id. */
     private final Map<Integer, LargeSend> announced = new HashMap<>();
     /**
@@ -585,8 +585,10 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         rendezvousRegions.keySet().forEach(MemoryRegion::close);
         rendezvousRegions.clear();
         // the QP's end deregisters them with its buffers, after the QP is gone
-        deregistrations.forEach(d -> d.replyTo().tell(new RdmaProtocol.MemoryDeregistered(d.region())));
-        deregistrations.clear();
+        if (deregistrations != null) {
+            deregistrations.forEach(d -> d.replyTo().tell(new RdmaProtocol.MemoryDeregistered(d.region())));
+            deregistrations.clear();
+        }
     }
 
     /**
@@ -794,13 +796,16 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         }
         flush();
         region.deregistering = true;
+        if (deregistrations == null) {
+            deregistrations = new ArrayList<>(1);
+        }
         deregistrations.add(d);
         deregisterUnused();
     }
 
     /** Deregisters each region asked for that no Send waiting or outstanding still sends from. */
     private void deregisterUnused() {
-        if (deregistrations.isEmpty()) {
+        if (deregistrations == null || deregistrations.isEmpty()) {
             return;
         }
         deregistrations.removeIf(d -> {

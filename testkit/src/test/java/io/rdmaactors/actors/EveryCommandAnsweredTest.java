@@ -111,6 +111,9 @@ class EveryCommandAnsweredTest {
         request.connection().tell(new RdmaProtocol.Close());
         assertInstanceOf(RdmaProtocol.Close.class,
                 listener.events().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        TestProbe<RdmaProtocol.RegisterMemoryReply> registered = kit.probe();
+        request.connection().tell(new RdmaProtocol.RegisterMemory(ByteBuffer.allocateDirect(8), registered.getRef()));
+        registered.expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT);
         request.connection().tell(new RdmaProtocol.Reject(null));
         // the request is refused, so the client hears it
         assertInstanceOf(RdmaProtocol.Rejected.class,
@@ -201,7 +204,7 @@ class EveryCommandAnsweredTest {
     }
 
     @Test
-    void closeAbortAndExportAfterDisconnectedAreAnswered() {
+    void closeAbortExportAndRegisterMemoryAfterDisconnectedAreAnswered() {
         RdmaTestKit.Listener listener = kit.listen(4);
         RdmaTestKit.Pair pair = kit.connect(listener);
         kit.close(pair);
@@ -217,6 +220,12 @@ class EveryCommandAnsweredTest {
         pair.server().tell(export);
         assertSame(export, exported.expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command(),
                 "the Export's reply-to hears it");
+        TestProbe<RdmaProtocol.RegisterMemoryReply> registered = kit.probe();
+        RdmaProtocol.RegisterMemory register = new RdmaProtocol.RegisterMemory(ByteBuffer.allocateDirect(8),
+                registered.getRef());
+        pair.client().tell(register);
+        assertSame(register, registered.expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command(),
+                "the RegisterMemory's reply-to hears it");
         kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
