@@ -7,15 +7,16 @@ import java.util.Objects;
 
 /**
  * Memory this side registered on one connection for its own use ({@link RdmaProtocol.RegisterMemory}):
- * a Send of a {@link Slice} of it goes from where the bytes are, without the copy into a send buffer
- * a ByteString takes. The peer has no access to it. The handler writes the bytes through
- * {@link #buffer()} and leaves them unchanged until the Send is acknowledged (or, for a request,
- * answered). Only the connection that registered it sends from it; it is deregistered with
+ * a Send or Write of a {@link Slice} of it goes from where the bytes are, without the copy into a
+ * send buffer a ByteString takes, and a Read into one lands there. The peer has no access to it.
+ * The handler writes the bytes through {@link #buffer()} and leaves them unchanged until the Send
+ * or Write is acknowledged (or, for a request, answered), and reads a Read's once it completed.
+ * Only the connection that registered it uses it; it is deregistered with
  * {@link RdmaProtocol.DeregisterMemory} or when the connection ends.
  */
 public final class LocalRegion {
 
-    /** Where in a region a Send's bytes are: {@code length} bytes from {@code offset}. */
+    /** Where in a region a command's bytes are: {@code length} bytes from {@code offset}. */
     public record Slice(LocalRegion region, int offset, int length) {
         public Slice {
             Objects.requireNonNull(region, "region");
@@ -34,7 +35,7 @@ public final class LocalRegion {
     final MemoryRegion memory;
     /** The registering connection's slots: the identity its data path checks. */
     final Object owner;
-    /** A deregistration was asked: Sends from this region are refused; confined to the owner's data path. */
+    /** A deregistration was asked: commands using this region are refused; confined to the owner's data path. */
     boolean deregistering;
 
     LocalRegion(MemoryRegion memory, Object owner) {
@@ -51,7 +52,7 @@ public final class LocalRegion {
         return memory.length();
     }
 
-    /** {@code length} bytes from {@code offset}, to send. */
+    /** {@code length} bytes from {@code offset}, to send, write or read into. */
     public Slice slice(int offset, int length) {
         return new Slice(this, offset, length);
     }

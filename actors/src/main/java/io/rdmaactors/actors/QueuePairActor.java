@@ -213,7 +213,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private final int maxMessageSize;
     /** Messages of at least this many bytes stay in their receive slots, lent to the handler until it releases them. */
     private final int receiveInPlace;
-    /** Deregistrations asked for, waiting for the Sends from their regions to complete; made at the first. */
+    /** Deregistrations asked for, waiting for the commands using their regions to complete; made at the first. */
     private List<RdmaProtocol.DeregisterMemory> deregistrations;
     /** Large Sends announced, until the peer says Done or they fail, by rendezvous id. */
     private final Map<Integer, LargeSend> announced = new HashMap<>();
@@ -429,8 +429,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             answer(command, new CommandFailed(command, new ConnectionClosed("the connection is closing")));
             return this;
         }
-        RuntimeException unsendable = command instanceof RdmaProtocol.Send s && s.from() != null
-                ? unsendable(s.from()) : null;
+        LocalRegion.Slice registered = registeredSlice(command);
+        RuntimeException unsendable = registered != null ? unusable(registered) : null;
         if (unsendable != null) {
             answer(command, new CommandFailed(command, unsendable));
             return this;
@@ -756,15 +756,17 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                     : SendWorkRequest.sendWithImmediate(slot, s.immediate(), sge);
         }
         if (command instanceof RdmaProtocol.Write w) {
-            ScatterGatherElement sge = copyIn(slot, w.data());
-            long remote = w.target().at(w.offset(), w.data().size());
+            ScatterGatherElement sge = w.data() != null ? copyIn(slot, w.data()) : w.from().region().sge(w.from());
+            long remote = w.target().at(w.offset(), w.size());
             return w.immediate() == null ? SendWorkRequest.write(slot, remote, w.target().rkey(), sge)
                     : SendWorkRequest.writeWithImmediate(slot, w.immediate(), remote, w.target().rkey(), sge);
         }
         if (command instanceof RdmaProtocol.Read r) {
-            checkFits(r.length());
+            if (r.into() == null) {
+                checkFits(r.length());
+            }
             return SendWorkRequest.read(slot, r.source().at(r.offset(), r.length()), r.source().rkey(),
-                    buffers.send.sge(slot, r.length()));
+                    r.into() != null ? r.into().region().sge(r.into()) : buffers.send.sge(slot, r.length()));
         }
         if (command instanceof RdmaProtocol.FetchAdd f) {
             return SendWorkRequest.fetchAdd(slot, f.target().at(f.offset(), 8), f.target().rkey(), f.add(),
@@ -775,10 +777,10 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                 c.swap(), buffers.send.sge(slot, 8));
     }
 
-    /** The slice of a Send from registered memory, which must be this connection's and not on its way out. */
+    /** Local access only: Sends and Writes read the memory, Reads write it. */
     private void onRegisterMemory(RdmaProtocol.RegisterMemory r) {
         try {
-            MemoryRegion memory = buffers.pd.register(r.buffer()); // local access only
+            MemoryRegion memory = buffers.pd.register(r.buffer());
             buffers.local.add(memory);
             r.replyTo().tell(new RdmaProtocol.MemoryRegistered(new LocalRegion(memory, buffers)));
         } catch (RuntimeException e) {
@@ -786,7 +788,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         }
     }
 
-    /** Sends from the region told before this are posted first; it is deregistered once none is outstanding. */
+    /** Commands using the region told before this are posted first; it is deregistered once none is outstanding. */
     private void onDeregisterMemory(RdmaProtocol.DeregisterMemory d) {
         LocalRegion region = d.region();
         if (region.owner != buffers || region.deregistering) {
@@ -803,15 +805,14 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         deregisterUnused();
     }
 
-    /** Deregisters each region asked for that no Send waiting or outstanding still sends from. */
+    /** Deregisters each region asked for that no command waiting or outstanding still uses. */
     private void deregisterUnused() {
         if (deregistrations == null || deregistrations.isEmpty()) {
             return;
         }
         deregistrations.removeIf(d -> {
             LocalRegion region = d.region();
-            if (sends.any(item -> item instanceof RdmaProtocol.Send s && s.from() != null
-                    && s.from().region() == region)) {
+            if (sends.any(item -> registeredSlice(item) != null && registeredSlice(item).region() == region)) {
                 return false;
             }
             buffers.local.remove(region.memory);
@@ -821,8 +822,19 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         });
     }
 
-    /** Why a Send from registered memory cannot go, or null: it must be this connection's, and staying. */
-    private RuntimeException unsendable(LocalRegion.Slice slice) {
+    /** The registered memory a Send or Write is from, or a Read is into; null for any other. */
+    private static LocalRegion.Slice registeredSlice(Object item) {
+        if (item instanceof RdmaProtocol.Send s) {
+            return s.from();
+        }
+        if (item instanceof RdmaProtocol.Write w) {
+            return w.from();
+        }
+        return item instanceof RdmaProtocol.Read r ? r.into() : null;
+    }
+
+    /** Why a command cannot use this registered memory, or null: it must be this connection's, and staying. */
+    private RuntimeException unusable(LocalRegion.Slice slice) {
         if (slice.region().owner != buffers) {
             return new IllegalArgumentException(slice.region() + " was registered on another connection");
         }
@@ -936,8 +948,9 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         if (!(item instanceof DataCommand command)) {
             return; // a Done went out
         }
-        if (command instanceof RdmaProtocol.Read) {
-            answer(command, new RdmaProtocol.ReadCompleted(command.ack(), copyOut(buffers.send, slot, wc.byteLen())));
+        if (command instanceof RdmaProtocol.Read r) {
+            answer(command, new RdmaProtocol.ReadCompleted(command.ack(), r.into() != null ? ByteString.emptyByteString()
+                    : copyOut(buffers.send, slot, wc.byteLen())));
         } else if (command instanceof RdmaProtocol.FetchAdd || command instanceof RdmaProtocol.CompareSwap) {
             answer(command, new RdmaProtocol.AtomicCompleted(command.ack(),
                     buffers.send.memory(slot).getLong(buffers.send.offset(slot))));

@@ -496,21 +496,38 @@ public final class RdmaProtocol {
         }
     }
 
-    /** An RDMA write into an exported region; with {@code immediate} it also consumes a peer receive. */
+    /**
+     * An RDMA write into an exported region; with {@code immediate} it also consumes a peer receive.
+     * Its bytes are {@code data}, copied into a send buffer (so at most {@code buffer-size}), or,
+     * where {@code data} is null, {@code from}: memory this connection registered, written from
+     * where it is, of any length ({@link #of(RemoteRegion, long, LocalRegion.Slice, Object)}).
+     */
     public record Write(RemoteRegion target, long offset, ByteString data, Integer immediate, Object ack,
-                        ActorRef<ConnectionEvent> replyTo) implements DataCommand {
+                        ActorRef<ConnectionEvent> replyTo, LocalRegion.Slice from) implements DataCommand {
         public Write {
             Objects.requireNonNull(target, "target");
-            Objects.requireNonNull(data, "data");
+            if ((data == null) == (from == null)) {
+                throw new IllegalArgumentException("a Write carries either data or a slice of registered memory");
+            }
             checkImmediate(immediate);
-            target.at(offset, data.size());
+            target.at(offset, data != null ? data.size() : from.length());
         }
 
         /** The payload's size, not its bytes: a failure's log line stays one line. */
         @Override
         public String toString() {
-            return "Write[" + data.size() + " bytes at " + target + "+" + offset
-                    + (immediate == null ? "" : ", immediate=" + immediate) + ", ack=" + ack + "]";
+            return "Write[" + size() + " bytes" + (from == null ? "" : " from registered memory") + " at " + target
+                    + "+" + offset + (immediate == null ? "" : ", immediate=" + immediate) + ", ack=" + ack + "]";
+        }
+
+        /** How many bytes it writes. */
+        public int size() {
+            return data != null ? data.size() : from.length();
+        }
+
+        public Write(RemoteRegion target, long offset, ByteString data, Integer immediate, Object ack,
+                     ActorRef<ConnectionEvent> replyTo) {
+            this(target, offset, Objects.requireNonNull(data, "data"), immediate, ack, replyTo, null);
         }
 
         public Write(RemoteRegion target, long offset, ByteString data, Integer immediate, Object ack) {
@@ -526,12 +543,20 @@ public final class RdmaProtocol {
             return new Write(target, offset, ByteString.fromArray(data), null, ack);
         }
 
+        /**
+         * Writes {@code bytes} from the memory they are in, without a copy and of any length the
+         * target holds: they must stay unchanged until the Write is acknowledged.
+         */
+        public static Write of(RemoteRegion target, long offset, LocalRegion.Slice bytes, Object ack) {
+            return new Write(target, offset, null, null, ack, null, Objects.requireNonNull(bytes, "bytes"));
+        }
+
         public Write withImmediate(int value) {
-            return new Write(target, offset, data, value, ack, replyTo);
+            return new Write(target, offset, data, value, ack, replyTo, from);
         }
 
         public Write withReplyTo(ActorRef<ConnectionEvent> to) {
-            return new Write(target, offset, data, immediate, ack, to);
+            return new Write(target, offset, data, immediate, ack, to, from);
         }
     }
 
@@ -539,16 +564,26 @@ public final class RdmaProtocol {
      * An RDMA read from an exported region; answered with {@link ReadCompleted}. It returns the
      * region as it was after what this connection posted before it, and before what it posts
      * after: those wait until the Read completed (a fence), as verbs alone would let them
-     * overtake its data.
+     * overtake its data. The bytes land in a send buffer and come back as the ReadCompleted's
+     * data (so at most {@code buffer-size}), or, with {@code into}, in memory this connection
+     * registered, of any length, and the ReadCompleted's data is empty
+     * ({@link #into(RemoteRegion, long, LocalRegion.Slice, Object)}).
      */
-    public record Read(RemoteRegion source, long offset, int length, Object ack, ActorRef<ConnectionEvent> replyTo)
-            implements DataCommand {
+    public record Read(RemoteRegion source, long offset, int length, Object ack, ActorRef<ConnectionEvent> replyTo,
+                       LocalRegion.Slice into) implements DataCommand {
         public Read {
             Objects.requireNonNull(source, "source");
             if (length < 0) {
                 throw new IllegalArgumentException("length must not be negative: " + length);
             }
+            if (into != null && into.length() != length) {
+                throw new IllegalArgumentException("a Read of " + length + " bytes into a slice of " + into.length());
+            }
             source.at(offset, length);
+        }
+
+        public Read(RemoteRegion source, long offset, int length, Object ack, ActorRef<ConnectionEvent> replyTo) {
+            this(source, offset, length, ack, replyTo, null);
         }
 
         public Read(RemoteRegion source, long offset, int length, Object ack) {
@@ -559,8 +594,13 @@ public final class RdmaProtocol {
             return new Read(source, offset, length, ack);
         }
 
+        /** Reads {@code into.length()} bytes straight into registered memory, without a copy. */
+        public static Read into(RemoteRegion source, long offset, LocalRegion.Slice into, Object ack) {
+            return new Read(source, offset, Objects.requireNonNull(into, "into").length(), ack, null, into);
+        }
+
         public Read withReplyTo(ActorRef<ConnectionEvent> to) {
-            return new Read(source, offset, length, ack, to);
+            return new Read(source, offset, length, ack, to, into);
         }
     }
 
@@ -643,9 +683,11 @@ public final class RdmaProtocol {
     }
 
     /**
-     * Registers a direct buffer, from its position to its limit, for this side's own Sends from it
-     * ({@link Send#of(LocalRegion.Slice)}), which then go without a copy. The peer gets no access
-     * to it ({@link Export} gives that). Answered with {@link MemoryRegistered}; to the connection
+     * Registers a direct buffer, from its position to its limit, for this side's own use: Sends and
+     * Writes from it ({@link Send#of(LocalRegion.Slice)},
+     * {@link Write#of(RemoteRegion, long, LocalRegion.Slice, Object)}) and Reads into it
+     * ({@link Read#into}), which then go without a copy. The peer gets no access to it
+     * ({@link Export} gives that). Answered with {@link MemoryRegistered}; to the connection
      * {@code Connected} names, once connected.
      */
     public record RegisterMemory(ByteBuffer buffer, ActorRef<RegisterMemoryReply> replyTo)
@@ -670,8 +712,8 @@ public final class RdmaProtocol {
     }
 
     /**
-     * Deregisters memory this connection registered, once the Sends from it that were told before
-     * have completed; Sends from it told after are refused. Answered with
+     * Deregisters memory this connection registered, once the commands using it that were told
+     * before have completed; commands using it told after are refused. Answered with
      * {@link MemoryDeregistered}; a region of another connection with {@link CommandFailed}. The
      * connection's end deregisters what is left.
      */

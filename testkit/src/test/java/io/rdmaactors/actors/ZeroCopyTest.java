@@ -10,10 +10,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmaactors.actors.streams.RdmaStreams;
 import io.rdmaactors.testkit.RdmaTestKit;
+import io.rdmaactors.verbs.Access;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.util.ByteString;
@@ -162,6 +164,44 @@ class ZeroCopyTest {
         pair.clientEvents().expectMessage(WAIT, new RdmaProtocol.Acked("large"));
         pair.server().tell(new RdmaProtocol.Release(small));
         assertNoLeaks(pair); // the region is still registered: the connection's end deregisters it
+    }
+
+    @Test
+    void writesFromAndReadsIntoRegisteredMemoryGoBeyondTheBufferSize() {
+        RdmaTestKit.Pair pair = connect("rdma-actors.buffer-size = 1024");
+        ByteBuffer exported = ByteBuffer.allocateDirect(8192);
+        TestProbe<RdmaProtocol.ExportReply> exports = kit.probe();
+        pair.server().tell(new RdmaProtocol.Export(exported, Set.of(Access.REMOTE_READ, Access.REMOTE_WRITE),
+                exports.getRef()));
+        RemoteRegion remote = exports.expectMessageClass(RdmaProtocol.Exported.class, WAIT).region();
+        ByteBuffer memory = ByteBuffer.allocateDirect(2 * 8192);
+        for (int i = 0; i < 8192; i++) {
+            memory.put(i, (byte) (i * 7));
+        }
+        LocalRegion region = register(pair.client(), memory);
+
+        pair.client().tell(RdmaProtocol.Write.of(remote, 0, region.slice(0, 8192), "written").withImmediate(8192));
+        pair.clientEvents().expectMessage(WAIT, new RdmaProtocol.Acked("written"));
+        assertEquals(8192, received(pair.serverEvents()).immediate());
+        assertEquals(bytesOf(memory.slice(0, 8192)), bytesOf(exported.duplicate().clear()));
+
+        exported.put(100, (byte) 1); // the server changes a byte; the client reads the region back
+        pair.client().tell(RdmaProtocol.Read.into(remote, 0, region.slice(8192, 8192), "read"));
+        RdmaProtocol.ReadCompleted read = pair.clientEvents().expectMessageClass(RdmaProtocol.ReadCompleted.class,
+                WAIT);
+        assertEquals("read", read.token());
+        assertTrue(read.data().isEmpty(), "the bytes are in the registered memory");
+        assertEquals(bytesOf(exported.duplicate().clear()), bytesOf(memory.slice(8192, 8192)));
+        assertEquals(1, memory.get(8192 + 100));
+
+        RdmaProtocol.Read copied = RdmaProtocol.Read.of(remote, 0, 8192, "copied");
+        pair.client().tell(copied);
+        RdmaProtocol.CommandFailed refused = pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class,
+                WAIT);
+        assertSame(copied, refused.command(), "a Read into a send buffer holds buffer-size at most");
+        assertThrows(IllegalArgumentException.class,
+                () -> new RdmaProtocol.Read(remote, 0, 16, "bad", null, region.slice(0, 8)));
+        assertNoLeaks(pair);
     }
 
     @Test
