@@ -1,5 +1,6 @@
 package io.rdmaactors.examples;
 
+import io.rdmaactors.actors.LocalRegion;
 import io.rdmaactors.actors.Rdma;
 import io.rdmaactors.actors.RdmaProtocol;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
@@ -24,7 +25,8 @@ import picocli.CommandLine.Option;
  * hands the client its region; the client RDMA-writes a block, reads it back and compares, then
  * writes a second block with an immediate, which the server sees as a Received carrying the
  * immediate and answers by checking its own memory. The client's private data says the block
- * size. -s serves one client and exits; neither -s nor -c runs both here.
+ * size. -s serves one client and exits; neither -s nor -c runs both here. -Z has the client write
+ * from memory it registered and read back into it.
  */
 @Command(name = "rdma",
         description = "RDMA write, read back and write-with-immediate into an exported region, verified on both sides.")
@@ -38,6 +40,10 @@ public final class RdmaReadWrite implements Callable<Integer> {
 
     @Option(names = {"-S", "--size"}, defaultValue = "1024", description = "bytes of each block (at least 4)")
     int size;
+
+    @Option(names = {"-Z", "--zero-copy"}, description = "the client writes from memory it registered and reads"
+            + " back into it, copying no block")
+    boolean zeroCopy;
 
     @Override
     public Integer call() {
@@ -112,27 +118,54 @@ public final class RdmaReadWrite implements Callable<Integer> {
     }
 
     private Behavior<ConnectionEvent> awaitingRegion(ActorRef<ConnectionCommand> connection, Program.Result result) {
-        return Behaviors.receive(ConnectionEvent.class)
+        return Behaviors.setup(ctx -> Behaviors.receive(ConnectionEvent.class)
                 .onMessage(RdmaProtocol.Received.class, r -> {
                     RemoteRegion region = RemoteRegion.fromBytes(r.data());
-                    connection.tell(RdmaProtocol.Write.of(region, 0, Payload.of(0, size), "write"));
-                    connection.tell(new RdmaProtocol.Read(region, 0, size, "read"));
-                    return transferring(connection, region, result);
+                    if (!zeroCopy) {
+                        connection.tell(RdmaProtocol.Write.of(region, 0, Payload.of(0, size), "write"));
+                        connection.tell(new RdmaProtocol.Read(region, 0, size, "read"));
+                        return transferring(connection, region, null, result);
+                    }
+                    // a block to write from and one to read into, registered for this connection's use only
+                    connection.tell(new RdmaProtocol.RegisterMemory(ByteBuffer.allocateDirect(2 * size),
+                            ctx.getSelf().narrow()));
+                    return Behaviors.receive(ConnectionEvent.class)
+                            .onMessage(RdmaProtocol.MemoryRegistered.class, m -> {
+                                LocalRegion local = m.region();
+                                Payload.write(local.buffer(), 0, size);
+                                connection.tell(RdmaProtocol.Write.of(region, 0, local.slice(0, size), "write"));
+                                connection.tell(RdmaProtocol.Read.into(region, 0, local.slice(size, size), "read"));
+                                return transferring(connection, region, local, result);
+                            })
+                            .onAnyMessage(e -> result.unexpected("client", e))
+                            .build();
                 })
                 .onAnyMessage(e -> result.unexpected("client", e))
-                .build();
+                .build());
     }
 
-    /** Write and read go out back to back: an RC QP executes them in order, so the read sees the write. */
+    /**
+     * Write and read go out back to back: an RC QP executes them in order, so the read sees the
+     * write. {@code local} is the client's registered memory, or null when the blocks are copied.
+     */
     private Behavior<ConnectionEvent> transferring(ActorRef<ConnectionCommand> connection, RemoteRegion region,
-                                                   Program.Result result) {
+                                                   LocalRegion local, Program.Result result) {
         return Behaviors.receive(ConnectionEvent.class)
                 .onMessage(RdmaProtocol.Acked.class, a -> a.token().equals("write"), a -> Behaviors.same())
                 .onMessage(RdmaProtocol.ReadCompleted.class, r -> {
-                    if (Payload.check(r.data(), size) != 0) {
+                    ByteBuffer read = local == null ? r.data().asByteBuffer() : local.buffer().slice(size, size);
+                    if (Payload.check(read, size) != 0) {
                         return result.failed("client: the block read back differs from the block written");
                     }
-                    connection.tell(RdmaProtocol.Write.of(region, size, Payload.of(1, size), "imm").withImmediate(2 * size));
+                    RdmaProtocol.Write second;
+                    if (local == null) {
+                        second = RdmaProtocol.Write.of(region, size, Payload.of(1, size), "imm");
+                    } else {
+                        // the first Write completed before the Read: its block may carry the second
+                        Payload.write(local.buffer(), 1, size);
+                        second = RdmaProtocol.Write.of(region, size, local.slice(0, size), "imm");
+                    }
+                    connection.tell(second.withImmediate(2 * size));
                     return Behaviors.same();
                 })
                 .onMessage(RdmaProtocol.Acked.class, a -> a.token().equals("imm"), a -> Behaviors.same())
@@ -146,7 +179,8 @@ public final class RdmaReadWrite implements Callable<Integer> {
                 .onMessage(RdmaProtocol.Disconnected.class, d -> {
                     result.succeed(String.format(NAME + ": region of %d bytes (rkey 0x%x) exported with remote read and"
                             + " write; %d bytes RDMA-written, read back identical; write-with-immediate %d seen by"
-                            + " the server, its memory verified", region.length(), region.rkey(), size, 2 * size));
+                            + " the server, its memory verified%s", region.length(), region.rkey(), size, 2 * size,
+                            local == null ? "" : "; zero copy"));
                     return Behaviors.stopped();
                 })
                 .onAnyMessage(e -> result.unexpected("client", e))

@@ -48,6 +48,7 @@ class ExamplesTest {
                         "--warm-up", "100"}),
                 Arguments.of((Object) new String[] {"blast", "--count", "2000", "--size", "256"}),
                 Arguments.of((Object) new String[] {"rdma", "--size", "512"}),
+                Arguments.of((Object) new String[] {"rdma", "--zero-copy", "--size", "65536"}),
                 Arguments.of((Object) new String[] {"atomics", "--clients", "3", "--count", "20"}),
                 Arguments.of((Object) new String[] {"multicast", "--count", "20"}),
                 Arguments.of((Object) new String[] {"srq-server", "--messages", "10"}),
