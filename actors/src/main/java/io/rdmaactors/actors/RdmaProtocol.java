@@ -966,14 +966,29 @@ public final class RdmaProtocol {
             return lent instanceof Slot s && s.owner() == owner && LENT.compareAndSet(this, lent, null) ? s.slot() : -1;
         }
 
+        /** The bytes, or null for a message received in place whose buffer went back before they were asked for. */
+        private ByteString bytesIfKnown() {
+            return data != null || LENT.getOpaque(this) != null ? data() : null;
+        }
+
+        /** By bytes and immediate; a released in-place message, whose bytes are gone, equals only itself. */
         @Override
         public boolean equals(Object o) {
-            return o instanceof Received r && data().equals(r.data()) && Objects.equals(immediate, r.immediate);
+            if (this == o) {
+                return true;
+            }
+            if (!(o instanceof Received r)) {
+                return false;
+            }
+            ByteString mine = bytesIfKnown();
+            ByteString theirs = r.bytesIfKnown();
+            return mine != null && mine.equals(theirs) && Objects.equals(immediate, r.immediate);
         }
 
         @Override
         public int hashCode() {
-            return 31 * data().hashCode() + Objects.hashCode(immediate);
+            ByteString bytes = bytesIfKnown();
+            return bytes == null ? System.identityHashCode(this) : 31 * bytes.hashCode() + Objects.hashCode(immediate);
         }
 
         @Override

@@ -92,6 +92,8 @@ class ZeroCopyTest {
         assertEquals(filled(1024, 1), kept);
         assertFalse(first.releasable());
         assertThrows(IllegalStateException.class, first::data, "its buffer carries a later message");
+        assertFalse(first.equals(third), "its bytes are gone: it equals only itself");
+        assertEquals(first, first);
         assertEquals(filled(1024, 2), bytesOf(second.buffer()), "a buffer still held is left alone");
         pair.server().tell(new RdmaProtocol.Release(second));
         pair.server().tell(new RdmaProtocol.Release(third));
