@@ -812,7 +812,10 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         }
         deregistrations.removeIf(d -> {
             LocalRegion region = d.region();
-            if (sends.any(item -> registeredSlice(item) != null && registeredSlice(item).region() == region)) {
+            if (sends.any(item -> {
+                LocalRegion.Slice used = registeredSlice(item);
+                return used != null && used.region() == region;
+            })) {
                 return false;
             }
             buffers.local.remove(region.memory);
