@@ -123,6 +123,12 @@ class ZeroCopyTest {
                 .filter(e -> e instanceof RdmaProtocol.Received).findFirst().orElseThrow();
         assertEquals(filled(IN_PLACE_FROM, 3), bytesOf(third.buffer()));
         assertEquals(filled(8, 9), received(pair.clientEvents()).data());
+        // the connecting end received in place too, as its Connect's options said
+        pair.server().tell(RdmaProtocol.Send.of(filled(IN_PLACE_FROM, 4)));
+        RdmaProtocol.Received atClient = received(pair.clientEvents());
+        assertTrue(atClient.toString().contains("in place"), atClient.toString());
+        assertEquals(filled(IN_PLACE_FROM, 4), bytesOf(atClient.buffer()));
+        pair.client().tell(new RdmaProtocol.Release(atClient));
         pair.server().tell(new RdmaProtocol.Release(second));
         pair.server().tell(new RdmaProtocol.Release(third));
         assertNoLeaks(pair);
