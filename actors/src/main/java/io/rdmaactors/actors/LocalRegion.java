@@ -35,17 +35,24 @@ public final class LocalRegion {
     final MemoryRegion memory;
     /** The registering connection's slots: the identity its data path checks. */
     final Object owner;
+    /** A chunk of the connection's own receive buffers (Received.slice), not the handler's memory. */
+    final boolean receiveBuffers;
     /** A deregistration was asked: commands using this region are refused; confined to the owner's data path. */
     boolean deregistering;
 
-    LocalRegion(MemoryRegion memory, Object owner) {
+    LocalRegion(MemoryRegion memory, Object owner, boolean receiveBuffers) {
         this.memory = memory;
         this.owner = owner;
+        this.receiveBuffers = receiveBuffers;
     }
 
-    /** The registered bytes, position 0 to the limit, for the handler to write; a view of its own per call. */
+    /**
+     * The registered bytes, position 0 to the limit, for the handler to write; a view of its own
+     * per call. Read-only for a region of receive buffers ({@link RdmaProtocol.Received#slice()}):
+     * those are the connection's, carrying other messages too.
+     */
     public ByteBuffer buffer() {
-        return memory.buffer();
+        return receiveBuffers ? memory.buffer().asReadOnlyBuffer() : memory.buffer();
     }
 
     public int length() {

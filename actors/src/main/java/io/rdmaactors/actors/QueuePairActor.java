@@ -782,7 +782,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         try {
             MemoryRegion memory = buffers.pd.register(r.buffer());
             buffers.local.add(memory);
-            r.replyTo().tell(new RdmaProtocol.MemoryRegistered(new LocalRegion(memory, buffers)));
+            r.replyTo().tell(new RdmaProtocol.MemoryRegistered(new LocalRegion(memory, buffers, false)));
         } catch (RuntimeException e) {
             r.replyTo().tell(new CommandFailed(r, e));
         }
@@ -791,9 +791,11 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     /** Commands using the region told before this are posted first; it is deregistered once none is outstanding. */
     private void onDeregisterMemory(RdmaProtocol.DeregisterMemory d) {
         LocalRegion region = d.region();
-        if (region.owner != buffers || region.deregistering) {
-            d.replyTo().tell(new CommandFailed(d, new IllegalArgumentException(region
-                    + (region.deregistering ? " is already being deregistered" : " was registered on another connection"))));
+        String refused = region.owner != buffers ? " was registered on another connection"
+                : region.receiveBuffers ? " is the connection's receive buffers, not registered memory"
+                : region.deregistering ? " is already being deregistered" : null;
+        if (refused != null) {
+            d.replyTo().tell(new CommandFailed(d, new IllegalArgumentException(region + refused)));
             return;
         }
         flush();
@@ -957,8 +959,13 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         } else if (command instanceof RdmaProtocol.FetchAdd || command instanceof RdmaProtocol.CompareSwap) {
             answer(command, new RdmaProtocol.AtomicCompleted(command.ack(),
                     buffers.send.memory(slot).getLong(buffers.send.offset(slot))));
-        } else if (command.ack() != null) {
-            answer(command, new RdmaProtocol.Acked(command.ack()));
+        } else {
+            if (command instanceof RdmaProtocol.Send send && send.releasing() != null && sendsFromReceiveBuffers(send)) {
+                repostLent(send.releasing()); // reposted after this poll, with the others
+            }
+            if (command.ack() != null) {
+                answer(command, new RdmaProtocol.Acked(command.ack()));
+            }
         }
     }
 
@@ -1042,9 +1049,11 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         Held h = (Held) message;
         if (h.length() >= receiveInPlace) {
             // the slot is the handler's until it releases the message
-            ByteBuffer view = buffers.receive.memory(h.slot()).slice(buffers.receive.offset(h.slot()), h.length());
+            int offset = buffers.receive.offset(h.slot());
+            ByteBuffer view = buffers.receive.memory(h.slot()).slice(offset, h.length());
             handler.tell(new RdmaProtocol.Received(view.asReadOnlyBuffer(), h.immediate(),
-                    new RdmaProtocol.Received.Slot(buffers.receive, h.slot())));
+                    new RdmaProtocol.Received.Slot(buffers.receive, h.slot(), buffers.receive.region(h.slot(), buffers),
+                            offset)));
             return;
         }
         handler.tell(received(h));
@@ -1087,11 +1096,18 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             Object item = sends.held(slots[i]);
             RdmaProtocol.Send send = item instanceof RdmaProtocol.Send s ? s
                     : item instanceof LargeSend large ? large.send() : null;
-            if (send != null && send.releasing() != null && !repostLent(send.releasing())) {
+            // a Send from a receive buffer releases once it completed: reposted earlier, the
+            // buffer could take the next message before the device read this one out of it
+            if (send != null && send.releasing() != null && !sendsFromReceiveBuffers(send)
+                    && !repostLent(send.releasing())) {
                 keep(send.releasing().takeArray());
             }
         }
         repostReceives();
+    }
+
+    private static boolean sendsFromReceiveBuffers(RdmaProtocol.Send send) {
+        return send.from() != null && send.from().region().receiveBuffers;
     }
 
     /** A message received in place, released: its slot is queued for reposting. */

@@ -876,8 +876,11 @@ public final class RdmaProtocol {
             }
         }
 
-        /** A receive buffer lent to the handler: slot {@code slot} of {@code owner}, a connection's receive slots. */
-        record Slot(Object owner, int slot) {
+        /**
+         * A receive buffer lent to the handler: slot {@code slot} of {@code owner}, a connection's
+         * receive slots; the message starts {@code offset} bytes into {@code region}.
+         */
+        record Slot(Object owner, int slot, LocalRegion region, int offset) {
         }
 
         /** Null while an in-place message's bytes were not asked for as a ByteString. */
@@ -933,6 +936,18 @@ public final class RdmaProtocol {
          */
         public ByteBuffer buffer() {
             return view != null ? view.duplicate() : data.asByteBuffer();
+        }
+
+        /**
+         * A message received in place as a slice of its receive buffer, to send or write on from
+         * where it is ({@link Send#of(LocalRegion.Slice)}, {@link Write#of(RemoteRegion, long,
+         * LocalRegion.Slice, Object)}) on the connection it came from; null for any other message,
+         * or once released. A Send of it that {@link Send#releasing releases} it gives the buffer
+         * back once it completed, not once posted; after any other command of it, release it once
+         * that command was acknowledged.
+         */
+        public LocalRegion.Slice slice() {
+            return LENT.getOpaque(this) instanceof Slot s ? new LocalRegion.Slice(s.region(), s.offset(), size()) : null;
         }
 
         /** The number of bytes, without copying an in-place message's. */

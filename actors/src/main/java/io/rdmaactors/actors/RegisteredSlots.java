@@ -30,6 +30,8 @@ final class RegisteredSlots implements AutoCloseable {
     private final List<MemoryRegion> chunks = new ArrayList<>();
     /** Each chunk's memory, viewed once: MemoryRegion.buffer() makes a new view per call. */
     private final List<ByteBuffer> views = new ArrayList<>();
+    /** Each chunk as a region a Send may be posted from, made at the first such use. */
+    private final List<LocalRegion> regions = new ArrayList<>(0);
 
     RegisteredSlots(ProtectionDomain pd, int slotSize, int capacity) {
         this.pd = pd;
@@ -82,6 +84,20 @@ final class RegisteredSlots implements AutoCloseable {
         return views.get(chunk(slot));
     }
 
+    /** The chunk holding {@code slot} as a region of {@code owner}'s, to send from where a message landed. */
+    LocalRegion region(int slot, Object owner) {
+        int chunk = chunk(slot);
+        while (regions.size() <= chunk) {
+            regions.add(null);
+        }
+        LocalRegion region = regions.get(chunk);
+        if (region == null) {
+            region = new LocalRegion(chunks.get(chunk), owner, true);
+            regions.set(chunk, region);
+        }
+        return region;
+    }
+
     int offset(int slot) {
         return (slot < FIRST ? slot : (slot - FIRST) % CHUNK) * slotSize;
     }
@@ -95,5 +111,6 @@ final class RegisteredSlots implements AutoCloseable {
         chunks.forEach(MemoryRegion::close);
         chunks.clear();
         views.clear();
+        regions.clear();
     }
 }

@@ -135,6 +135,42 @@ class ZeroCopyTest {
     }
 
     @Test
+    void aMessageReceivedInPlaceGoesOnFromItsReceiveBuffer() {
+        RdmaTestKit.Pair pair = connect("rdma-actors.receive-queue-depth = 2");
+        pair.client().tell(RdmaProtocol.Send.of(filled(1024, 1)));
+        pair.client().tell(RdmaProtocol.Send.of(filled(1024, 2)));
+        RdmaProtocol.Received first = received(pair.serverEvents());
+        RdmaProtocol.Received second = received(pair.serverEvents());
+
+        // an echo from the receive buffer: the buffer goes back once the echo completed
+        pair.server().tell(RdmaProtocol.Send.of(first.slice()).releasing(first));
+        assertEquals(filled(1024, 1), bytesOf(received(pair.clientEvents()).buffer()));
+        pair.client().tell(RdmaProtocol.Send.of(filled(1024, 3)));
+        RdmaProtocol.Received third = received(pair.serverEvents());
+        assertEquals(filled(1024, 3), bytesOf(third.buffer()), "it came in the buffer the echo gave back");
+        assertTrue(first.slice() == null && !first.releasable());
+
+        // a relay into the client's exported memory, released once acknowledged
+        ByteBuffer exported = ByteBuffer.allocateDirect(1024);
+        TestProbe<RdmaProtocol.ExportReply> exports = kit.probe();
+        pair.client().tell(new RdmaProtocol.Export(exported, Set.of(Access.REMOTE_WRITE), exports.getRef()));
+        RemoteRegion remote = exports.expectMessageClass(RdmaProtocol.Exported.class, WAIT).region();
+        pair.server().tell(RdmaProtocol.Write.of(remote, 0, second.slice(), "relayed"));
+        pair.serverEvents().expectMessage(WAIT, new RdmaProtocol.Acked("relayed"));
+        assertEquals(filled(1024, 2), bytesOf(exported.duplicate().clear()));
+        pair.server().tell(new RdmaProtocol.Release(second));
+
+        LocalRegion receiveBuffers = third.slice().region();
+        assertTrue(receiveBuffers.buffer().isReadOnly(), "the connection's, carrying other messages too");
+        TestProbe<RdmaProtocol.DeregisterMemoryReply> replies = kit.probe();
+        pair.server().tell(new RdmaProtocol.DeregisterMemory(receiveBuffers, replies.getRef()));
+        assertInstanceOf(IllegalArgumentException.class,
+                replies.expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).cause());
+        pair.server().tell(new RdmaProtocol.Release(third));
+        assertNoLeaks(pair);
+    }
+
+    @Test
     void aReleaseToAnotherConnectionGivesNothingBack() {
         RdmaTestKit.Pair pair = connect("rdma-actors.receive-queue-depth = 2");
         RdmaTestKit.Pair other = kit.connect(listener, IN_PLACE);
