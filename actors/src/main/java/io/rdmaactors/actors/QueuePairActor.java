@@ -430,7 +430,10 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             return this;
         }
         LocalRegion.Slice registered = registeredSlice(command);
-        RuntimeException unsendable = registered != null ? unusable(registered) : null;
+        RuntimeException unsendable = registered == null ? null
+                : command instanceof RdmaProtocol.Read && registered.region().receiveBuffers
+                ? new IllegalArgumentException("a Read lands in registered memory, not in the connection's receive buffers")
+                : unusable(registered);
         if (unsendable != null) {
             answer(command, new CommandFailed(command, unsendable));
             return this;

@@ -162,6 +162,10 @@ class ZeroCopyTest {
 
         LocalRegion receiveBuffers = third.slice().region();
         assertTrue(receiveBuffers.buffer().isReadOnly(), "the connection's, carrying other messages too");
+        RdmaProtocol.Read intoReceiveBuffers = RdmaProtocol.Read.into(remote, 0, third.slice(), "into");
+        pair.server().tell(intoReceiveBuffers);
+        assertSame(intoReceiveBuffers, pair.serverEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT)
+                .command());
         TestProbe<RdmaProtocol.DeregisterMemoryReply> replies = kit.probe();
         pair.server().tell(new RdmaProtocol.DeregisterMemory(receiveBuffers, replies.getRef()));
         assertInstanceOf(IllegalArgumentException.class,
