@@ -430,12 +430,9 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             return this;
         }
         LocalRegion.Slice registered = registeredSlice(command);
-        RuntimeException unsendable = registered == null ? null
-                : command instanceof RdmaProtocol.Read && registered.region().receiveBuffers
-                ? new IllegalArgumentException("a Read lands in registered memory, not in the connection's receive buffers")
-                : unusable(registered);
-        if (unsendable != null) {
-            answer(command, new CommandFailed(command, unsendable));
+        RuntimeException refused = registered != null ? refusal(command, registered.region()) : null;
+        if (refused != null) {
+            answer(command, new CommandFailed(command, refused));
             return this;
         }
         pending.add(command);
@@ -794,11 +791,9 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     /** Commands using the region told before this are posted first; it is deregistered once none is outstanding. */
     private void onDeregisterMemory(RdmaProtocol.DeregisterMemory d) {
         LocalRegion region = d.region();
-        String refused = region.owner != buffers ? " was registered on another connection"
-                : region.receiveBuffers ? " is the connection's receive buffers, not registered memory"
-                : region.deregistering ? " is already being deregistered" : null;
+        RuntimeException refused = refusal(d, region);
         if (refused != null) {
-            d.replyTo().tell(new CommandFailed(d, new IllegalArgumentException(region + refused)));
+            d.replyTo().tell(new CommandFailed(d, refused));
             return;
         }
         flush();
@@ -841,13 +836,25 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         return item instanceof RdmaProtocol.Read r ? r.into() : null;
     }
 
-    /** Why a command cannot use this registered memory, or null: it must be this connection's, and staying. */
-    private RuntimeException unusable(LocalRegion.Slice slice) {
-        if (slice.region().owner != buffers) {
-            return new IllegalArgumentException(slice.region() + " was registered on another connection");
+    /**
+     * Why {@code command} (a data command, or a DeregisterMemory) may not use {@code region}, or
+     * null: it must be this connection's; its receive buffers are only sent or written from; and
+     * a region being deregistered takes nothing more.
+     */
+    private RuntimeException refusal(Object command, LocalRegion region) {
+        if (region.owner != buffers) {
+            return new IllegalArgumentException(region + " was registered on another connection");
         }
-        return slice.region().deregistering ? new IllegalStateException(slice.region() + " is being deregistered")
-                : null;
+        if (region.receiveBuffers && !(command instanceof RdmaProtocol.Send || command instanceof RdmaProtocol.Write)) {
+            return new IllegalArgumentException(region + " is the connection's receive buffers: a Send or Write may"
+                    + " go on from them, nothing more");
+        }
+        if (!region.deregistering) {
+            return null;
+        }
+        return command instanceof RdmaProtocol.DeregisterMemory
+                ? new IllegalArgumentException(region + " is already being deregistered")
+                : new IllegalStateException(region + " is being deregistered");
     }
 
     /** The one copy a send makes: every part of the ByteString into its registered slot. */
@@ -1055,8 +1062,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             int offset = buffers.receive.offset(h.slot());
             ByteBuffer view = buffers.receive.memory(h.slot()).slice(offset, h.length());
             handler.tell(new RdmaProtocol.Received(view.asReadOnlyBuffer(), h.immediate(),
-                    new RdmaProtocol.Received.Slot(buffers.receive, h.slot(), buffers.receive.region(h.slot(), buffers),
-                            offset)));
+                    new RdmaProtocol.Received.Slot(buffers.receive.region(h.slot(), buffers), h.slot(), offset)));
             return;
         }
         handler.tell(received(h));
@@ -1115,7 +1121,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
 
     /** A message received in place, released: its slot is queued for reposting. */
     private boolean repostLent(RdmaProtocol.Received received) {
-        int slot = buffers.receive != null ? received.takeSlot(buffers.receive) : -1;
+        int slot = received.takeSlot(buffers); // only this connection's own receive slots are lent
         if (slot < 0) {
             return false;
         }

@@ -877,10 +877,10 @@ public final class RdmaProtocol {
         }
 
         /**
-         * A receive buffer lent to the handler: slot {@code slot} of {@code owner}, a connection's
-         * receive slots; the message starts {@code offset} bytes into {@code region}.
+         * A receive buffer lent to the handler: receive slot {@code slot} of the connection that
+         * owns {@code region}, its receive buffers; the message starts {@code offset} bytes into it.
          */
-        record Slot(Object owner, int slot, LocalRegion region, int offset) {
+        record Slot(LocalRegion region, int slot, int offset) {
         }
 
         /** Null while an in-place message's bytes were not asked for as a ByteString. */
@@ -975,10 +975,11 @@ public final class RdmaProtocol {
             return lent instanceof byte[] array && LENT.compareAndSet(this, lent, null) ? array : null;
         }
 
-        /** The receive slot of {@code owner} this message was left in, to the first caller only; else -1. */
+        /** The receive slot of {@code owner}'s this message was left in, to the first caller only; else -1. */
         int takeSlot(Object owner) {
             Object lent = LENT.getOpaque(this);
-            return lent instanceof Slot s && s.owner() == owner && LENT.compareAndSet(this, lent, null) ? s.slot() : -1;
+            return lent instanceof Slot s && s.region().owner == owner && LENT.compareAndSet(this, lent, null)
+                    ? s.slot() : -1;
         }
 
         /** The bytes, or null for a message received in place whose buffer went back before they were asked for. */
