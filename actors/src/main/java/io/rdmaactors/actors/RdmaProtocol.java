@@ -942,9 +942,9 @@ public final class RdmaProtocol {
          * A message received in place as a slice of its receive buffer, to send or write on from
          * where it is ({@link Send#of(LocalRegion.Slice)}, {@link Write#of(RemoteRegion, long,
          * LocalRegion.Slice, Object)}) on the connection it came from (a Read into it is refused);
-         * null for any other message, or once released. A Send of it that {@link Send#releasing releases} it gives the buffer
-         * back once it completed, not once posted; after any other command of it, release it once
-         * that command was acknowledged.
+         * null for any other message, or once released. A Send of it that
+         * {@link Send#releasing releases} it gives the buffer back once it completed, not once
+         * posted; after any other command of it, release it once that command was acknowledged.
          */
         public LocalRegion.Slice slice() {
             return LENT.getOpaque(this) instanceof Slot s ? new LocalRegion.Slice(s.region(), s.offset(), size()) : null;
