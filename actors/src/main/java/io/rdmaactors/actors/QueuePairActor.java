@@ -909,8 +909,9 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
      * busy connection is not held back by receiver-not-ready while an idle one pins only one chunk.
      */
     private void growReceives(int consumed) {
-        // a reader that suspended holds the peer back by not reposting: growing would undo that
-        if (buffers.receive != null && open && !readingSuspended
+        // a reader that suspended holds the peer back by not reposting: growing would undo that;
+        // a peer that sent its closing notice sends nothing more
+        if (buffers.receive != null && open && !readingSuspended && !peerClosing
                 && consumed * 2 > buffers.receive.allocated()) {
             try {
                 postNewReceives(qp, buffers.receive);

@@ -9,19 +9,22 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Registered memory cut into equal slots, one per queue entry, registered a chunk at a time as a
- * connection first needs the slots: an idle connection pins a first, small chunk, a busy one
- * grows to its queue depth (as RDMA servers grow their buffer pools with load).
+ * Registered memory cut into equal slots, one per queue entry, registered as a connection first
+ * needs them: an idle connection pins one slot, a request-response one two, a busy one grows to
+ * its queue depth (as RDMA servers grow their buffer pools with load).
  */
 final class RegisteredSlots implements AutoCloseable {
 
     /**
-     * Slots of the first chunk: a request-response connection never grows past it (receives grow
-     * when a poll finds more than half of them used), and idle connections, most of them in a
-     * large server, pin little; traffic grows the rest a {@link #CHUNK} at a time.
+     * Slots of the first chunk, the receive an idle connection keeps posted. The second chunk is
+     * one slot as well: receives grow when a poll finds more than half of them used, so a
+     * request-response connection grows to two and no further, and the 10,000 idle connections
+     * of a large server pin one each.
      */
-    static final int FIRST = 2;
-    /** Slots registered together after the first chunk. */
+    static final int FIRST = 1;
+    /** The slots registered one at a time before whole chunks. */
+    private static final int SINGLES = 2;
+    /** Slots registered together after the singles. */
     static final int CHUNK = 8;
 
     private final ProtectionDomain pd;
@@ -50,12 +53,13 @@ final class RegisteredSlots implements AutoCloseable {
 
     /** Slots registered so far: 0 to {@code allocated() - 1}. */
     int allocated() {
-        return chunks.isEmpty() ? 0 : Math.min(FIRST + (chunks.size() - 1) * CHUNK, capacity);
+        int n = chunks.size();
+        return Math.min(n <= SINGLES ? n : SINGLES + (n - SINGLES) * CHUNK, capacity);
     }
 
     /** How many chunks {@code capacity} slots take. */
     static int chunksFor(int capacity) {
-        return capacity <= FIRST ? 1 : 1 + (capacity - FIRST + CHUNK - 1) / CHUNK;
+        return capacity <= SINGLES ? capacity : SINGLES + (capacity - SINGLES + CHUNK - 1) / CHUNK;
     }
 
     /**
@@ -68,7 +72,7 @@ final class RegisteredSlots implements AutoCloseable {
         if (first >= capacity) {
             return -1;
         }
-        int slots = Math.min(chunks.isEmpty() ? FIRST : CHUNK, capacity - first);
+        int slots = Math.min(chunks.size() < SINGLES ? 1 : CHUNK, capacity - first);
         MemoryRegion chunk = pd.register(ByteBuffer.allocateDirect(slots * slotSize));
         chunks.add(chunk);
         views.add(chunk.buffer().order(ByteOrder.nativeOrder()));
@@ -99,11 +103,11 @@ final class RegisteredSlots implements AutoCloseable {
     }
 
     int offset(int slot) {
-        return (slot < FIRST ? slot : (slot - FIRST) % CHUNK) * slotSize;
+        return slot < SINGLES ? 0 : (slot - SINGLES) % CHUNK * slotSize;
     }
 
     private static int chunk(int slot) {
-        return slot < FIRST ? 0 : 1 + (slot - FIRST) / CHUNK;
+        return slot < SINGLES ? slot : SINGLES + (slot - SINGLES) / CHUNK;
     }
 
     @Override
