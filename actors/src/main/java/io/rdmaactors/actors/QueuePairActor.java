@@ -219,9 +219,11 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private final Map<Integer, LargeSend> announced = new HashMap<>();
     /**
      * Memory registered for rendezvous, deregistered when its message is through or the connection
-     * ends, with the pooled buffer each region is a slice of.
+     * ends, with the pooled buffer each region is a slice of (HANDLERS_MEMORY: none).
      */
     private final Map<MemoryRegion, ByteBuffer> rendezvousRegions = new HashMap<>();
+    /** What rendezvousRegions holds for a region over the handler's registered memory: nothing to pool. */
+    private static final ByteBuffer HANDLERS_MEMORY = ByteBuffer.allocate(0);
     private int nextRendezvous;
     /** The first error completion other than a flush: it decides how the connection ended. */
     private RdmaProtocol.WorkRequestFailed failure;
@@ -333,7 +335,11 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         if (m instanceof Open) {
             open = true;
             shortenReceiverNotReadyWait();
+            // what arrived before took receives that no poll grew for: grow for them now, or a
+            // message kept in place could leave the peer no receive at all
+            int arrived = inbound.size();
             deliverHeld();
+            growReceives(arrived);
             return this;
         }
         if (m instanceof ModifyPath p) {
@@ -606,7 +612,9 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         ByteBuffer pooled = rendezvousRegions.remove(region);
         if (pooled != null) {
             region.close();
-            RendezvousMemory.give(pooled);
+            if (pooled != HANDLERS_MEMORY) {
+                RendezvousMemory.give(pooled);
+            }
         }
     }
 
@@ -629,10 +637,21 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         }
     }
 
-    /** Registers a large Send for the peer to read; the work request posted is its announcement. */
+    /**
+     * Registers a large Send for the peer to read; the work request posted is its announcement. A
+     * Send from registered memory is read where it is: its bytes alone are registered again, for
+     * the peer to read until it says Done; a ByteString is copied into pooled memory.
+     */
     private LargeSend announce(RdmaProtocol.Send send) {
-        MemoryRegion region = registerRendezvous(send.size(), send.data() != null ? send.data().asByteBuffer()
-                : send.from().bytes(), Set.of(Access.REMOTE_READ));
+        MemoryRegion region;
+        if (send.from() != null) {
+            LocalRegion.Slice from = send.from();
+            region = buffers.pd.register(from.region().memory.buffer().slice(from.offset(), from.length()),
+                    Set.of(Access.REMOTE_READ));
+            rendezvousRegions.put(region, HANDLERS_MEMORY);
+        } else {
+            region = registerRendezvous(send.size(), send.data().asByteBuffer(), Set.of(Access.REMOTE_READ));
+        }
         LargeSend large = new LargeSend(send, nextRendezvous++, region);
         // from now on the peer may read it and say Done, even before this announcement's completion is polled
         announced.put(large.id(), large);
@@ -812,10 +831,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         }
         deregistrations.removeIf(d -> {
             LocalRegion region = d.region();
-            if (sends.any(item -> {
-                LocalRegion.Slice used = registeredSlice(item);
-                return used != null && used.region() == region;
-            })) {
+            if (sends.any(item -> uses(item, region)) || announced.values().stream().anyMatch(l -> uses(l, region))) {
                 return false;
             }
             buffers.local.remove(region.memory);
@@ -825,10 +841,21 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         });
     }
 
-    /** The registered memory a Send or Write is from, or a Read is into; null for any other. */
+    private static boolean uses(Object item, LocalRegion region) {
+        LocalRegion.Slice used = registeredSlice(item);
+        return used != null && used.region() == region;
+    }
+
+    /**
+     * The registered memory a Send (a large one too, which the peer reads from there) or Write is
+     * from, or a Read is into; null for any other.
+     */
     private static LocalRegion.Slice registeredSlice(Object item) {
         if (item instanceof RdmaProtocol.Send s) {
             return s.from();
+        }
+        if (item instanceof LargeSend l) {
+            return l.send().from();
         }
         if (item instanceof RdmaProtocol.Write w) {
             return w.from();
@@ -1040,6 +1067,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                 if (large.send().ack() != null) {
                     answer(large.send(), new RdmaProtocol.Acked(large.send().ack()));
                 }
+                deregisterUnused(); // it may have been the last use of its registered memory
             }
         }
     }

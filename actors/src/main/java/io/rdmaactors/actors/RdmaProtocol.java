@@ -464,8 +464,8 @@ public final class RdmaProtocol {
         /**
          * Sends {@code bytes} from the memory they are in, without a copy: they must stay unchanged
          * until the Send is acknowledged (ask for an ack with {@link #withAck}) or the peer's answer
-         * to it came. A slice longer than {@code buffer-size} is copied into memory of its own for
-         * the peer to read, as any large Send.
+         * to it came. A slice longer than {@code buffer-size} goes by rendezvous from where it is:
+         * its bytes alone are registered for the peer to read until it has them.
          */
         public static Send of(LocalRegion.Slice bytes) {
             return new Send(null, null, null, null, null, Objects.requireNonNull(bytes, "bytes"));

@@ -5,9 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdmaactors.cm.CmEventType;
 import io.rdmaactors.testkit.RdmaTestKit;
 import io.rdmaactors.verbs.ResourceKind;
 import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -80,6 +84,56 @@ class BufferGrowthTest {
         kit.close(pair);
         kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
+    }
+
+    @Test
+    void messagesKeptInPlaceThatCameBeforeConnectedStillLeaveTheirPeerAReceive() {
+        // one end hears ESTABLISHED late: the other's Sends arrive before its handler has
+        // Connected, when no poll grows its receives; each is kept in place, and the second needs
+        // a receive grown for the first
+        RdmaProtocol.ConnectionOptions inPlace = RdmaProtocol.ConnectionOptions.none().withReceiveInPlace(16);
+        RdmaTestKit.Listener listener = kit.listen(4, inPlace);
+        kit.delayNextCmEvent(CmEventType.ESTABLISHED, Duration.ofMillis(500));
+        TestProbe<RdmaProtocol.ConnectionEvent> client = kit.probe();
+        kit.manager().tell(RdmaProtocol.Connect.to(listener.address(), client.getRef()).withOptions(inPlace));
+        TestProbe<RdmaProtocol.ConnectionEvent> server = kit.probe();
+        listener.events().expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT).connection()
+                .tell(new RdmaProtocol.Accept(server.getRef(), null));
+        Early early = firstConnected(client, server);
+        TestProbe<RdmaProtocol.ConnectionEvent> late = early.probe() == client ? server : client;
+        RdmaProtocol.Connected sender = early.connected();
+        for (int n = 1; n <= 2; n++) {
+            sender.connection().tell(RdmaProtocol.Send.of(new byte[64], n));
+        }
+        RdmaProtocol.Connected receiver = late.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
+        RdmaProtocol.Received first = late.expectMessageClass(RdmaProtocol.Received.class, WAIT);
+        RdmaProtocol.Received second = late.expectMessageClass(RdmaProtocol.Received.class, WAIT);
+        assertTrue(first.releasable() && second.releasable(), "both kept in place");
+        receiver.connection().tell(new RdmaProtocol.Release(first));
+        receiver.connection().tell(new RdmaProtocol.Release(second));
+        sender.connection().tell(new RdmaProtocol.Close());
+        RdmaTestKit.awaitDisconnected(late);
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    private record Early(TestProbe<RdmaProtocol.ConnectionEvent> probe, RdmaProtocol.Connected connected) {
+    }
+
+    /** The end that hears Connected first, and its Connected. */
+    private static Early firstConnected(TestProbe<RdmaProtocol.ConnectionEvent> a,
+                                        TestProbe<RdmaProtocol.ConnectionEvent> b) {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (System.nanoTime() < deadline) {
+            for (TestProbe<RdmaProtocol.ConnectionEvent> p : List.of(a, b)) {
+                try {
+                    return new Early(p, (RdmaProtocol.Connected) p.receiveMessage(Duration.ofMillis(20)));
+                } catch (AssertionError nothingYet) {
+                    // the other end's turn
+                }
+            }
+        }
+        throw new AssertionError("neither end heard Connected");
     }
 
     @Test

@@ -215,6 +215,25 @@ class ZeroCopyTest {
     }
 
     @Test
+    void aLargeSendFromRegisteredMemoryIsReadWhereItIsSoItsRegionStaysUntilThePeerHasIt() {
+        RdmaTestKit.Pair pair = connect("rdma-actors.buffer-size = 1024");
+        ByteBuffer memory = ByteBuffer.allocateDirect(16384);
+        for (int i = 0; i < memory.capacity(); i++) {
+            memory.put(i, (byte) (i * 3));
+        }
+        LocalRegion region = register(pair.client(), memory);
+        pair.client().tell(RdmaProtocol.Send.of(region.slice(4096, 8192)).withAck("large"));
+        // told at once: a copy would free the region as soon as the announcement is posted, but
+        // the peer reads these bytes where they are, so the region is deregistered after its Done
+        pair.client().tell(new RdmaProtocol.DeregisterMemory(region, pair.clientEvents().getRef().narrow()));
+        pair.clientEvents().expectMessage(WAIT, new RdmaProtocol.Acked("large"));
+        assertEquals(region, pair.clientEvents().expectMessageClass(RdmaProtocol.MemoryDeregistered.class, WAIT)
+                .region());
+        assertEquals(bytesOf(memory.slice(4096, 8192)), received(pair.serverEvents()).data());
+        assertNoLeaks(pair);
+    }
+
+    @Test
     void writesFromAndReadsIntoRegisteredMemoryGoBeyondTheBufferSize() {
         RdmaTestKit.Pair pair = connect("rdma-actors.buffer-size = 1024");
         ByteBuffer exported = ByteBuffer.allocateDirect(8192);
