@@ -91,6 +91,7 @@ class BufferGrowthTest {
         // one end hears ESTABLISHED late: the other's Sends arrive before its handler has
         // Connected, when no poll grows its receives; each is kept in place, and the second needs
         // a receive grown for the first
+        Connections.assumeFaultInjection(kit); // the late ESTABLISHED is the soft fabric's fault injector's
         RdmaProtocol.ConnectionOptions inPlace = RdmaProtocol.ConnectionOptions.none().withReceiveInPlace(16);
         RdmaTestKit.Listener listener = kit.listen(4, inPlace);
         kit.delayNextCmEvent(CmEventType.ESTABLISHED, Duration.ofMillis(500));
