@@ -178,10 +178,17 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     /** A large message being read; {@code data} is set once the read completed. */
     private static final class Large implements Inbound {
         final Integer immediate;
+        /** Its bytes copied out of the memory they were read into. */
         ByteString data;
+        /** Or, received in place, that memory, lent to the handler with the message. */
+        MemoryRegion readInto;
 
         Large(Integer immediate) {
             this.immediate = immediate;
+        }
+
+        boolean read() {
+            return data != null || readInto != null;
         }
     }
 
@@ -982,8 +989,12 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             return; // acknowledged when the peer says Done, which may already have come
         }
         if (item instanceof LargeRead read) {
-            read.into().data = RendezvousMemory.copyOut(read.region().buffer());
-            recycle(read.region());
+            if (read.ready().length() >= receiveInPlace) {
+                read.into().readInto = read.region(); // the handler's until released, then recycled
+            } else {
+                read.into().data = RendezvousMemory.copyOut(read.region().buffer());
+                recycle(read.region());
+            }
             sends.enqueue(new SendDone(new Rendezvous.Done(read.ready().id())));
             deliverHeld();
             return;
@@ -1078,7 +1089,9 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         answerDelivered |= awaitingAnswer;
         awaitingAnswer = false;
         if (message instanceof Large large) {
-            handler.tell(new RdmaProtocol.Received(large.data, large.immediate));
+            handler.tell(large.data != null ? new RdmaProtocol.Received(large.data, large.immediate)
+                    : new RdmaProtocol.Received(large.readInto.buffer().asReadOnlyBuffer(), large.immediate,
+                            new RdmaProtocol.Received.ReadInto(buffers, large.readInto)));
             return;
         }
         if (message instanceof Copied copied) {
@@ -1116,6 +1129,9 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             repostReceives();
             return;
         }
+        if (recycleLent(received)) {
+            return;
+        }
         byte[] data = received.takeArray();
         // a Send or Write told before the Release and not yet posted still carries these bytes:
         // they are left to the garbage collector rather than refilled under it
@@ -1137,7 +1153,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             // a Send from a receive buffer releases once it completed: reposted earlier, the
             // buffer could take the next message before the device read this one out of it
             if (send != null && send.releasing() != null && !sendsFromReceiveBuffers(send)
-                    && !repostLent(send.releasing())) {
+                    && !repostLent(send.releasing()) && !recycleLent(send.releasing())) {
                 keep(send.releasing().takeArray());
             }
         }
@@ -1155,6 +1171,16 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             return false;
         }
         reposts.add(buffers.repost(slot));
+        return true;
+    }
+
+    /** A large message received in place, released: the memory it was read into goes back to the pool. */
+    private boolean recycleLent(RdmaProtocol.Received received) {
+        MemoryRegion region = received.takeReadInto(buffers); // only this connection's own are lent
+        if (region == null) {
+            return false;
+        }
+        recycle(region);
         return true;
     }
 
@@ -1207,7 +1233,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
 
     private void deliverHeld() {
         while (open && !readingSuspended && !inbound.isEmpty()
-                && !(inbound.peek() instanceof Large large && large.data == null)) {
+                && !(inbound.peek() instanceof Large large && !large.read())) {
             deliver(inbound.poll());
         }
         repostReceives();

@@ -2,6 +2,7 @@ package io.rdmaactors.actors;
 
 import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.Fabric;
+import io.rdmaactors.verbs.MemoryRegion;
 import io.rdmaactors.verbs.VerbsException;
 import io.rdmaactors.verbs.WcStatus;
 import java.lang.invoke.MethodHandles;
@@ -145,8 +146,10 @@ public final class RdmaProtocol {
          * a connection releases each Received whose {@link Received#releasable()} says so, once
          * done reading it: a receive buffer it keeps is one fewer for the peer's messages, which
          * wait (receiver not ready) once all are held, as with verbs. Only a connection with
-         * receive buffers of its own receives in place (not one on a shared receive queue), and
-         * only messages up to {@code buffer-size} (a larger one arrives by rendezvous).
+         * receive buffers of its own receives in place (not one on a shared receive queue). A
+         * message beyond {@code buffer-size}, which arrives by rendezvous, stays in the memory it
+         * was read into, lent alike ({@link Received#slice()} is null for it), and goes back to
+         * the connection's pool when released.
          */
         public ConnectionOptions withReceiveInPlace(int bytes) {
             return new ConnectionOptions(sendQueueDepth, receiveQueueDepth, writeQueue, maxMessageSize,
@@ -862,8 +865,9 @@ public final class RdmaProtocol {
      * its next Send ({@link Send#releasing}) or with {@link Release}, for the connection to fill
      * with a later message instead of allocating. On a connection that receives in place
      * ({@link ConnectionOptions#withReceiveInPlace(int)}) the bytes of a message of the size it names
-     * stay in the receive buffer they landed in, read through {@link #buffer()}, and the handler
-     * must release them.
+     * stay where they landed, read through {@link #buffer()}: in the receive buffer, or, beyond
+     * {@code buffer-size}, in the memory the rendezvous read them into; the handler must release
+     * them.
      */
     public static final class Received implements ConnectionEvent {
         private static final VarHandle LENT;
@@ -883,6 +887,10 @@ public final class RdmaProtocol {
         record Slot(LocalRegion region, int slot, int offset) {
         }
 
+        /** The memory a large message was read into, registered by the connection whose buffers are {@code owner}. */
+        record ReadInto(Object owner, MemoryRegion region) {
+        }
+
         /** Null while an in-place message's bytes were not asked for as a ByteString. */
         private ByteString data;
         /** An in-place message's receive buffer, read-only; null for a copied one. */
@@ -890,7 +898,8 @@ public final class RdmaProtocol {
         private final Integer immediate;
         /**
          * What the connection may take back until it is released (then null): the array under
-         * {@code data} (a byte[]), or the receive buffer of an in-place message (a {@link Slot}).
+         * {@code data} (a byte[]), or where an in-place message is (a {@link Slot} or, a large one,
+         * {@link ReadInto}).
          */
         @SuppressWarnings("unused") // through LENT
         private Object lent;
@@ -906,11 +915,11 @@ public final class RdmaProtocol {
             this.lent = lent;
         }
 
-        /** A message left in its receive buffer: {@code view} is its bytes, read-only. */
-        Received(ByteBuffer view, Integer immediate, Slot slot) {
+        /** A message left where it landed ({@link Slot} or {@link ReadInto}): {@code view} is its bytes, read-only. */
+        Received(ByteBuffer view, Integer immediate, Object where) {
             this.view = Objects.requireNonNull(view, "view");
             this.immediate = immediate;
-            this.lent = Objects.requireNonNull(slot, "slot");
+            this.lent = Objects.requireNonNull(where, "where");
         }
 
         /**
@@ -973,6 +982,13 @@ public final class RdmaProtocol {
         byte[] takeArray() {
             Object lent = LENT.getOpaque(this);
             return lent instanceof byte[] array && LENT.compareAndSet(this, lent, null) ? array : null;
+        }
+
+        /** The memory of {@code owner}'s a large message was read into, to the first caller only; else null. */
+        MemoryRegion takeReadInto(Object owner) {
+            Object lent = LENT.getOpaque(this);
+            return lent instanceof ReadInto r && r.owner() == owner && LENT.compareAndSet(this, lent, null)
+                    ? r.region() : null;
         }
 
         /** The receive slot of {@code owner}'s this message was left in, to the first caller only; else -1. */

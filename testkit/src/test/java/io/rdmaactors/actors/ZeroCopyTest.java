@@ -4,6 +4,7 @@ import static io.rdmaactors.actors.Connections.WAIT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -11,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rdmaactors.actors.streams.RdmaStreams;
 import io.rdmaactors.testkit.RdmaTestKit;
 import io.rdmaactors.verbs.Access;
+import io.rdmaactors.verbs.ResourceKind;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Arrays;
@@ -207,10 +209,11 @@ class ZeroCopyTest {
         RdmaProtocol.Received large = received(pair.serverEvents());
         assertEquals(bytesOf(memory.slice(0, 8192)), large.data(), "beyond buffer-size: by rendezvous");
         assertEquals(5, large.immediate());
-        assertFalse(large.releasable(), "a rendezvous lands in memory of its own");
+        assertTrue(large.releasable(), "received in place too: in the memory the rendezvous read it into");
         pair.clientEvents().expectMessage(WAIT, new RdmaProtocol.Acked("small"));
         pair.clientEvents().expectMessage(WAIT, new RdmaProtocol.Acked("large"));
         pair.server().tell(new RdmaProtocol.Release(small));
+        pair.server().tell(new RdmaProtocol.Release(large));
         assertNoLeaks(pair); // the region is still registered: the connection's end deregisters it
     }
 
@@ -231,6 +234,42 @@ class ZeroCopyTest {
                 .region());
         assertEquals(bytesOf(memory.slice(4096, 8192)), received(pair.serverEvents()).data());
         assertNoLeaks(pair);
+    }
+
+    @Test
+    void aLargeMessageReceivedInPlaceStaysInTheMemoryItWasReadIntoUntilReleased() {
+        RdmaTestKit.Pair pair = connect("rdma-actors.buffer-size = 1024");
+        pair.client().tell(RdmaProtocol.Send.of(filled(8192, 5)).withAck("large"));
+        RdmaProtocol.Received large = received(pair.serverEvents());
+        pair.clientEvents().expectMessage(WAIT, new RdmaProtocol.Acked("large"));
+        assertTrue(large.releasable());
+        assertEquals(8192, large.size());
+        assertTrue(large.buffer().isReadOnly());
+        assertEquals(filled(8192, 5), bytesOf(large.buffer()));
+        assertNull(large.slice(), "not a receive buffer: nothing to send on from");
+        // the memory it was read into stays registered until the release; a small message first,
+        // which each end takes once its polls around the Done (which may grow its receives) are over
+        pair.client().tell(RdmaProtocol.Send.of(filled(8, 1)));
+        assertEquals(filled(8, 1), received(pair.serverEvents()).data());
+        long held = kit.fabric().ledger().live(ResourceKind.MEMORY_REGION);
+        pair.server().tell(new RdmaProtocol.Release(large));
+        awaitLiveRegions(held - 1);
+        assertFalse(large.releasable());
+        assertThrows(IllegalStateException.class, large::data, "its memory may carry a later message");
+        pair.server().tell(new RdmaProtocol.Release(large)); // a second release gives nothing back
+        pair.client().tell(RdmaProtocol.Send.of(filled(8192, 6)));
+        RdmaProtocol.Received next = received(pair.serverEvents());
+        assertEquals(filled(8192, 6), bytesOf(next.buffer()));
+        pair.server().tell(new RdmaProtocol.Release(next));
+        assertNoLeaks(pair);
+    }
+
+    private void awaitLiveRegions(long expected) {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (kit.fabric().ledger().live(ResourceKind.MEMORY_REGION) != expected && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        assertEquals(expected, kit.fabric().ledger().live(ResourceKind.MEMORY_REGION));
     }
 
     @Test
