@@ -11,7 +11,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.IntStream;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
@@ -20,22 +19,26 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.util.ByteString;
 
 /**
- * Sends beyond {@code buffer-size}, which go by rendezvous, from registered memory
- * ({@code Send.of(region.slice(...))}, read by the peer where the bytes are) against
- * {@code Send.of(ByteString)} of the same bytes (copied into memory registered for the peer to
- * read), one JVM, soft fabric. Each round trip is one large Send answered by one byte; the two
- * kinds alternate within each round, which of them goes first alternating too.
+ * Sends beyond {@code buffer-size}, which go by rendezvous, copying nothing against copying: one
+ * connection sends from registered memory ({@code Send.of(region.slice(...))}, read by the peer
+ * where the bytes are) and receives in place (the message stays in the memory it was read into
+ * until released); another sends {@code ByteString}s of the same bytes (copied into memory
+ * registered for the peer to read) and receives them as {@code ByteString}s (copied out of it). One
+ * JVM, soft fabric. Each round trip is one large Send answered by one byte; the two connections
+ * take turns within each round, which of them goes first alternating.
  *
  * <p>{@code java -cp "bench/target/classes:$(cat bench/target/classpath.txt)" io.rdmaactors.bench.LargeSends}
  */
 public final class LargeSends {
 
     private static final String USAGE = "LargeSends [--sizes=1048576,16777216 bytes] [--rounds=5]"
-            + " [--round-trips=20 per kind, size and round]";
+            + " [--round-trips=20 per connection, size and round]";
     private static final Duration STEP = Duration.ofSeconds(60);
+    private static final RdmaProtocol.ConnectionOptions IN_PLACE = RdmaProtocol.ConnectionOptions.none()
+            .withReceiveInPlace(256);
 
-    /** One round trip to make: a Send of {@code size} bytes, from registered memory or a ByteString. */
-    private record Trip(int size, boolean registered, int round) {
+    /** Makes {@code roundTrips} round trips of {@code size} bytes and completes {@code result} with their nanoseconds. */
+    private record Go(int size, int roundTrips, CompletableFuture<long[]> result) {
     }
 
     private LargeSends() {
@@ -52,19 +55,8 @@ public final class LargeSends {
 
     private static void run(int[] sizes, int rounds, int roundTrips) throws Exception {
         int largest = Arrays.stream(sizes).max().orElseThrow();
-        List<Trip> plan = new ArrayList<>();
-        for (int round = -1; round < rounds; round++) { // round -1 warms up
-            for (int size : sizes) {
-                boolean registeredFirst = (round & 1) == 0;
-                for (boolean registered : new boolean[] {registeredFirst, !registeredFirst}) {
-                    for (int i = 0; i < roundTrips; i++) {
-                        plan.add(new Trip(size, registered, round));
-                    }
-                }
-            }
-        }
-        System.out.printf("LargeSends: one JVM, soft fabric; %d rounds after one to warm up, %d round trips per kind,"
-                + " size and round%n", rounds, roundTrips);
+        System.out.printf("LargeSends: one JVM, soft fabric; %d rounds after one to warm up, %d round trips per"
+                + " connection, size and round%n", rounds, roundTrips);
         ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "large-sends", ConfigFactory.parseString(
                 "pekko.loglevel = WARNING\nrdma-actors.max-message-size = " + Math.max(largest, 16 << 20))
                 .withFallback(ConfigFactory.load()));
@@ -73,19 +65,47 @@ public final class LargeSends {
             for (int i = 0; i < largest; i++) {
                 memory.put(i, (byte) (i * 31));
             }
-            CompletableFuture<long[]> done = new CompletableFuture<>();
-            ActorRef<RdmaProtocol.ConnectionEvent> server = system.systemActorOf(answerer(), "server", Props.empty());
-            system.systemActorOf(BenchSupport.selfConnecting(new InetSocketAddress("127.0.0.1", 0), server,
-                    ctx -> ctx.spawn(sender(memory, plan, done), "client"), STEP), "listener", Props.empty());
-            long[] nanos = done.get(STEP.toSeconds() * plan.size(), TimeUnit.SECONDS);
-            report(sizes, rounds, plan, nanos);
+            // [0]: registered memory, in place; [1]: ByteStrings
+            List<ActorRef<Object>> senders = List.of(connect(system, memory, true), connect(system, memory, false));
+            double[][][] medians = new double[sizes.length][2][rounds]; // milliseconds
+            for (int round = -1; round < rounds; round++) { // round -1 warms up
+                for (int s = 0; s < sizes.length; s++) {
+                    for (int turn = 0; turn < 2; turn++) {
+                        int kind = (round & 1) == 0 ? turn : 1 - turn;
+                        CompletableFuture<long[]> result = new CompletableFuture<>();
+                        senders.get(kind).tell(new Go(sizes[s], roundTrips, result));
+                        long[] nanos = result.get(STEP.toSeconds(), TimeUnit.SECONDS);
+                        if (round >= 0) {
+                            medians[s][kind][round] = BenchSupport.median(Arrays.stream(nanos)
+                                    .mapToDouble(n -> n / 1e6).toArray());
+                        }
+                    }
+                }
+            }
+            report(sizes, medians);
         } finally {
             system.terminate();
             system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
         }
     }
 
-    /** Answers each message with one byte. */
+    /** A connection to an answerer of its own; the sender, once connected (and its memory registered). */
+    private static ActorRef<Object> connect(ActorSystem<Void> system, ByteBuffer memory, boolean registered)
+            throws Exception {
+        String name = registered ? "registered" : "bytestrings";
+        CompletableFuture<Void> ready = new CompletableFuture<>();
+        ActorRef<Object> sender = system.systemActorOf(sender(memory, registered, ready), name + "-sender",
+                Props.empty());
+        ActorRef<RdmaProtocol.ConnectionEvent> answerer = system.systemActorOf(answerer(), name + "-answerer",
+                Props.empty());
+        system.systemActorOf(BenchSupport.selfConnecting(new InetSocketAddress("127.0.0.1", 0), answerer,
+                ctx -> sender.narrow(), STEP, registered ? IN_PLACE : RdmaProtocol.ConnectionOptions.none()),
+                name + "-listener", Props.empty());
+        ready.get(STEP.toSeconds(), TimeUnit.SECONDS);
+        return sender;
+    }
+
+    /** Answers each message with one byte, giving back (releasing) what it received with the answer. */
     private static Behavior<RdmaProtocol.ConnectionEvent> answerer() {
         return Behaviors.setup(ctx -> {
             List<ActorRef<RdmaProtocol.ConnectionCommand>> connection = new ArrayList<>(1);
@@ -96,7 +116,7 @@ public final class LargeSends {
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.Received.class, r -> {
-                        connection.get(0).tell(RdmaProtocol.Send.of(answer));
+                        connection.get(0).tell(RdmaProtocol.Send.of(answer).releasing(r));
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.ConnectionEvent.class, e -> Behaviors.same())
@@ -104,75 +124,77 @@ public final class LargeSends {
         });
     }
 
-    /** Registers {@code memory}, then makes the plan's round trips one after another, timing each. */
-    private static Behavior<RdmaProtocol.ConnectionEvent> sender(ByteBuffer memory, List<Trip> plan,
-                                                                 CompletableFuture<long[]> done) {
+    /** Sends from registered memory or as ByteStrings, timing each round trip of a Go. */
+    private static Behavior<Object> sender(ByteBuffer memory, boolean registered, CompletableFuture<Void> ready) {
         ByteString bytes = ByteString.fromByteBuffer(memory.duplicate());
         return Behaviors.setup(ctx -> {
-            long[] nanos = new long[plan.size()];
-            Object[] state = new Object[2]; // the connection, the registered region
-            int[] next = {0};
+            Object[] state = new Object[3]; // the connection, the registered region, the Go under way
+            long[][] nanos = {new long[0]};
+            int[] done = {0};
             long[] started = {0};
             Runnable send = () -> {
-                Trip trip = plan.get(next[0]);
+                Go go = (Go) state[2];
                 @SuppressWarnings("unchecked")
                 ActorRef<RdmaProtocol.ConnectionCommand> connection =
                         (ActorRef<RdmaProtocol.ConnectionCommand>) state[0];
                 started[0] = System.nanoTime();
-                connection.tell(trip.registered() ? RdmaProtocol.Send.of(((LocalRegion) state[1]).slice(0, trip.size()))
-                        : RdmaProtocol.Send.of(bytes.take(trip.size())));
+                connection.tell(registered ? RdmaProtocol.Send.of(((LocalRegion) state[1]).slice(0, go.size()))
+                        : RdmaProtocol.Send.of(bytes.take(go.size())));
             };
-            return Behaviors.receive(RdmaProtocol.ConnectionEvent.class)
+            return Behaviors.receive(Object.class)
                     .onMessage(RdmaProtocol.Connected.class, c -> {
                         state[0] = c.connection();
-                        c.connection().tell(new RdmaProtocol.RegisterMemory(memory, ctx.getSelf().narrow()));
+                        if (registered) {
+                            c.connection().tell(new RdmaProtocol.RegisterMemory(memory, ctx.getSelf().narrow()));
+                        } else {
+                            ready.complete(null);
+                        }
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.MemoryRegistered.class, m -> {
                         state[1] = m.region();
+                        ready.complete(null);
+                        return Behaviors.same();
+                    })
+                    .onMessage(Go.class, go -> {
+                        state[2] = go;
+                        nanos[0] = new long[go.roundTrips()];
+                        done[0] = 0;
                         send.run();
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.Received.class, r -> {
-                        nanos[next[0]++] = System.nanoTime() - started[0];
-                        if (next[0] == plan.size()) {
-                            done.complete(nanos);
-                            return Behaviors.stopped();
+                        Go go = (Go) state[2];
+                        nanos[0][done[0]++] = System.nanoTime() - started[0];
+                        if (done[0] == go.roundTrips()) {
+                            go.result().complete(nanos[0]);
+                        } else {
+                            send.run();
                         }
-                        send.run();
                         return Behaviors.same();
                     })
                     .onMessage(RdmaProtocol.CommandFailed.class, f -> {
-                        done.completeExceptionally(f.cause());
-                        return Behaviors.stopped();
+                        ready.completeExceptionally(f.cause());
+                        if (state[2] instanceof Go go) {
+                            go.result().completeExceptionally(f.cause());
+                        }
+                        return Behaviors.same();
                     })
-                    .onMessage(RdmaProtocol.ConnectionEvent.class, e -> Behaviors.same())
+                    .onMessage(Object.class, e -> Behaviors.same())
                     .build();
         });
     }
 
-    private static void report(int[] sizes, int rounds, List<Trip> plan, long[] nanos) {
-        StringBuilder summary = new StringBuilder("SUMMARY LargeSends: from registered memory / ByteString,"
-                + " round trip p50:");
-        for (int size : sizes) {
-            double[][] medians = new double[2][rounds]; // [registered ? 0 : 1][round], milliseconds
-            for (int kind = 0; kind < 2; kind++) {
-                for (int round = 0; round < rounds; round++) {
-                    int k = kind;
-                    int r = round;
-                    double[] trips = IntStream.range(0, plan.size())
-                            .filter(i -> plan.get(i).size() == size && plan.get(i).round() == r
-                                    && plan.get(i).registered() == (k == 0))
-                            .mapToDouble(i -> nanos[i] / 1e6).toArray();
-                    medians[kind][round] = BenchSupport.median(trips);
-                }
-            }
-            double ratio = BenchSupport.pairedRatio(medians[0], medians[1]);
-            System.out.printf("%s: from registered memory %.2f ms [%.2f-%.2f], ByteString %.2f ms [%.2f-%.2f], %.2fx%n",
-                    label(size), BenchSupport.median(medians[0]), BenchSupport.least(medians[0]), BenchSupport.best(medians[0]),
-                    BenchSupport.median(medians[1]), BenchSupport.least(medians[1]), BenchSupport.best(medians[1]),
-                    ratio);
-            summary.append(String.format(" %s %.2fx;", label(size), ratio));
+    private static void report(int[] sizes, double[][][] medians) {
+        StringBuilder summary = new StringBuilder("SUMMARY LargeSends: copying nothing / ByteStrings, round trip p50:");
+        for (int s = 0; s < sizes.length; s++) {
+            double[] none = medians[s][0];
+            double[] copied = medians[s][1];
+            double ratio = BenchSupport.pairedRatio(none, copied);
+            System.out.printf("%s: copying nothing %.2f ms [%.2f-%.2f], ByteStrings %.2f ms [%.2f-%.2f], %.2fx%n",
+                    label(sizes[s]), BenchSupport.median(none), BenchSupport.least(none), BenchSupport.best(none),
+                    BenchSupport.median(copied), BenchSupport.least(copied), BenchSupport.best(copied), ratio);
+            summary.append(String.format(" %s %.2fx;", label(sizes[s]), ratio));
         }
         System.out.println(summary);
     }
