@@ -175,7 +175,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private record Copied(RdmaProtocol.Received received) implements Inbound {
     }
 
-    /** A large message being read; {@code data} is set once the read completed. */
+    /** A large message being read; {@code data} or {@code readInto} is set once the read completed. */
     private static final class Large implements Inbound {
         final Integer immediate;
         /** Its bytes copied out of the memory they were read into. */

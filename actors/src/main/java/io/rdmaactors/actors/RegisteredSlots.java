@@ -19,10 +19,10 @@ final class RegisteredSlots implements AutoCloseable {
      * Slots of the first chunk, the receive an idle connection keeps posted. The second chunk is
      * one slot as well: receives grow when a poll finds more than half of them used, so a
      * request-response connection grows to two and no further, and the 10,000 idle connections
-     * of a large server pin one each.
+     * of a large server pin one each. (One: chunk() and offset() count on it.)
      */
     static final int FIRST = 1;
-    /** The slots registered one at a time before whole chunks. */
+    /** The chunks of FIRST slots, before whole chunks. */
     private static final int SINGLES = 2;
     /** Slots registered together after the singles. */
     static final int CHUNK = 8;
@@ -72,7 +72,7 @@ final class RegisteredSlots implements AutoCloseable {
         if (first >= capacity) {
             return -1;
         }
-        int slots = Math.min(chunks.size() < SINGLES ? 1 : CHUNK, capacity - first);
+        int slots = Math.min(chunks.size() < SINGLES ? FIRST : CHUNK, capacity - first);
         MemoryRegion chunk = pd.register(ByteBuffer.allocateDirect(slots * slotSize));
         chunks.add(chunk);
         views.add(chunk.buffer().order(ByteOrder.nativeOrder()));
