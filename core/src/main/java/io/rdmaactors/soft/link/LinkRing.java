@@ -31,6 +31,11 @@ final class LinkRing {
     private final int mask;
     /** The writer's position; only the writer's side uses it. */
     private long head;
+    /**
+     * The reader's position as the writer last read it, at most the real one: the room it leaves
+     * is there, and the writer reads the reader's cache line again only when it needs more.
+     */
+    private long tailSeen;
     /** The reader's position; only the reader's side uses it. */
     private long tail;
 
@@ -45,13 +50,18 @@ final class LinkRing {
         this.mask = capacity - 1;
         this.head = (long) LONG.getVolatile(header, HEAD);
         this.tail = (long) LONG.getVolatile(header, TAIL);
+        this.tailSeen = tail;
     }
 
     // ---------------------------------------------------------------- the writer's side
 
     /** Copies what fits from the buffers, advancing their positions as a gathering write does; the bytes written. */
     long write(ByteBuffer[] sources, int offset, int length) {
-        long room = capacity - (head - (long) LONG.getAcquire(header, TAIL));
+        long room = capacity - (head - tailSeen);
+        if (room < remaining(sources, offset, length)) {
+            tailSeen = (long) LONG.getAcquire(header, TAIL);
+            room = capacity - (head - tailSeen);
+        }
         long written = 0;
         for (int i = offset; i < offset + length && room > 0; i++) {
             ByteBuffer s = sources[i];
@@ -71,6 +81,14 @@ final class LinkRing {
         return written;
     }
 
+    private static long remaining(ByteBuffer[] sources, int offset, int length) {
+        long n = 0;
+        for (int i = offset; i < offset + length; i++) {
+            n += sources[i].remaining();
+        }
+        return n;
+    }
+
     /** After a write: true when the reader slept and this caller must ring the doorbell. */
     boolean wakeReader() {
         return (long) LONG.getVolatile(header, READER_ASLEEP) == 1 && LONG.compareAndSet(header, READER_ASLEEP, 1L, 0L);
@@ -82,7 +100,8 @@ final class LinkRing {
      */
     boolean awaitRoom() {
         LONG.setVolatile(header, WRITER_WAITING, 1L);
-        if (capacity - (head - (long) LONG.getVolatile(header, TAIL)) > 0) {
+        tailSeen = (long) LONG.getVolatile(header, TAIL);
+        if (capacity - (head - tailSeen) > 0) {
             // a doorbell the reader may still ring is a spare wake-up, nothing worse
             LONG.compareAndSet(header, WRITER_WAITING, 1L, 0L);
             return false;
