@@ -1125,11 +1125,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     }
 
     private void onRelease(RdmaProtocol.Received received) {
-        if (repostLent(received)) {
+        if (returnLent(received)) {
             repostReceives();
-            return;
-        }
-        if (recycleLent(received)) {
             return;
         }
         byte[] data = received.takeArray();
@@ -1153,7 +1150,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             // a Send from a receive buffer releases once it completed: reposted earlier, the
             // buffer could take the next message before the device read this one out of it
             if (send != null && send.releasing() != null && !sendsFromReceiveBuffers(send)
-                    && !repostLent(send.releasing()) && !recycleLent(send.releasing())) {
+                    && !returnLent(send.releasing())) {
                 keep(send.releasing().takeArray());
             }
         }
@@ -1162,6 +1159,14 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
 
     private static boolean sendsFromReceiveBuffers(RdmaProtocol.Send send) {
         return send.from() != null && send.from().region().receiveBuffers;
+    }
+
+    /**
+     * A message received in place, released: its receive slot is queued for reposting, or the
+     * memory a large one was read into goes back to the pool. False when nothing was lent.
+     */
+    private boolean returnLent(RdmaProtocol.Received received) {
+        return repostLent(received) || recycleLent(received);
     }
 
     /** A message received in place, released: its slot is queued for reposting. */
