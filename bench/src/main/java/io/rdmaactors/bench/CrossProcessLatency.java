@@ -48,7 +48,7 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
  *   <li>the bare SPI over the soft fabric's link between the processes, each end busy-polling its CQ;</li>
  *   <li>the actor API over that link, with library defaults (handlers on Pekko's default dispatcher);</li>
  *   <li>the same in latency mode as docs/tuning.md sets it up on this machine ({@code rdma-actors.wait =
- *       spin} and Pekko's default dispatcher sized to the cores, both processes);</li>
+ *       spin} and Pekko's default dispatcher sized to each process's half of the cores);</li>
  * </ul>
  * the last three once over a link through TCP ({@code transport = tcp} on the client's side) and
  * once through shared memory (the default between two processes of one host).
@@ -65,8 +65,13 @@ public final class CrossProcessLatency {
     private static final String USAGE = "CrossProcessLatency [--rounds=5] [--round-trips=20000] [--warm-up=20000]"
             + " [--streamed=200000] [--only=TEXT: only the kinds whose name contains it, no SUMMARY]";
     private static final Duration STEP = Duration.ofSeconds(10);
-    /** docs/tuning.md's line for machines of fewer than 8 cores: one thread per core, at least 2. */
-    private static final String SIZED_DISPATCHER = "pekko.actor.default-dispatcher.fork-join-executor.parallelism-min = 2";
+    /**
+     * docs/tuning.md's line for machines of fewer than 8 cores, sized to each process's share of
+     * the cores: the two processes of this benchmark, one thread each on 2 cores.
+     */
+    private static final String SIZED_DISPATCHER = String.format(
+            "pekko.actor.default-dispatcher.fork-join-executor { parallelism-min = %1$d%n parallelism-max = %1$d }",
+            Math.max(1, Runtime.getRuntime().availableProcessors() / 2));
     /** Frame header: the length in the low bits, what the server does with it in the top two. */
     private static final int ECHO = 0;
     private static final int ANSWER = 1;
@@ -337,9 +342,9 @@ public final class CrossProcessLatency {
 
     /**
      * Library defaults but {@code wait}. Latency mode as docs/tuning.md sets it up on a machine of
-     * fewer than 8 cores: {@code wait = spin}, and Pekko's default dispatcher sized to the cores,
-     * whose idle threads would otherwise wake for every hand-off and take the cores the spinning
-     * ends need.
+     * fewer than 8 cores: {@code wait = spin}, and Pekko's default dispatcher sized to the cores
+     * this process has (half, beside the other), whose idle threads would otherwise wake for every
+     * hand-off and take the cores the spinning ends need.
      */
     private static com.typesafe.config.Config config(String wait) {
         String latencyMode = wait.equals(RdmaSettings.SPIN) ? "\n" + SIZED_DISPATCHER : "";

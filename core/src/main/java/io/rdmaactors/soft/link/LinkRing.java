@@ -130,6 +130,14 @@ final class LinkRing {
         return n;
     }
 
+    /**
+     * Nothing to read: a look at the writer's position, no more. Any thread may ask; one that
+     * does not hold the reader's side may see an older position and answer false, never a wrong true.
+     */
+    boolean isEmpty() {
+        return (long) LONG.getAcquire(header, HEAD) == tail;
+    }
+
     /** After a read: true when the writer waits for room and this caller must ring the doorbell. */
     boolean wakeWriter() {
         return (long) LONG.getVolatile(header, WRITER_WAITING) == 1

@@ -657,6 +657,12 @@ public final class TcpLink implements LinkSelector.Handler {
     public void progress() {
         polledAt = System.nanoTime();
         flushDeferred(DEFER_NANOS);
+        LinkSharedMemory m = shared;
+        if (m != null && m.in().isEmpty()) {
+            // most polls of a spin find nothing: no reader's turn to take, no monitor to enter.
+            // What an earlier read left is a partial frame, or one handed over to the I/O thread
+            return;
+        }
         if (!serving || closed || !reader.compareAndSet(false, true)) {
             return;
         }
