@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The shared-memory ring and its file: bytes across the wrap in order, a full ring that makes its
- * writer wait for a doorbell, a reader that sleeps only on an empty ring, and files that do not
- * outlive the handshake or a process that died in it.
+ * writer wait for a doorbell, a reader that sleeps only on an empty ring, the look a poll takes
+ * before it reads, and files that do not outlive the handshake or a process that died in it.
  */
 class LinkRingTest {
 
@@ -96,6 +96,25 @@ class LinkRingTest {
         assertFalse(writer.wakeReader(), "and a writer need not ring");
         assertEquals(2, reader.read(ByteBuffer.allocate(8)));
         assertTrue(reader.armReader());
+    }
+
+    @Test
+    void aRingIsEmptyUntilAWriteAndAgainOnceAllOfItIsRead() {
+        ByteBuffer shared = memory();
+        LinkRing writer = ring(shared);
+        LinkRing reader = ring(shared);
+        assertTrue(reader.isEmpty());
+        writer.write(new ByteBuffer[] {ByteBuffer.wrap(new byte[3])}, 0, 1);
+        assertFalse(reader.isEmpty(), "a poll that looks first must not miss the write");
+        assertEquals(2, reader.read(ByteBuffer.allocate(2)));
+        assertFalse(reader.isEmpty(), "a byte left");
+        assertEquals(1, reader.read(ByteBuffer.allocate(8)));
+        assertTrue(reader.isEmpty());
+        // across the wrap, where the positions no longer equal the offsets
+        writer.write(new ByteBuffer[] {ByteBuffer.wrap(new byte[CAPACITY])}, 0, 1);
+        assertFalse(reader.isEmpty());
+        assertEquals(CAPACITY, reader.read(ByteBuffer.allocate(CAPACITY)));
+        assertTrue(reader.isEmpty());
     }
 
     @Test
