@@ -132,7 +132,8 @@ final class LinkRing {
 
     /**
      * Nothing to read: a look at the writer's position, no more. Any thread may ask; one that
-     * does not hold the reader's side may see an older position and answer false, never a wrong true.
+     * does not hold the reader's side may see an older read position, and take an empty ring for
+     * one that holds bytes, not the other way round.
      */
     boolean isEmpty() {
         return (long) LONG.getAcquire(header, HEAD) == tail;
