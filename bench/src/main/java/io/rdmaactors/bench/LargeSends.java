@@ -127,62 +127,64 @@ public final class LargeSends {
     /** Sends from registered memory or as ByteStrings, timing each round trip of a Go. */
     private static Behavior<Object> sender(ByteBuffer memory, boolean registered, CompletableFuture<Void> ready) {
         ByteString bytes = ByteString.fromByteBuffer(memory.duplicate());
-        return Behaviors.setup(ctx -> {
-            Object[] state = new Object[3]; // the connection, the registered region, the Go under way
-            long[][] nanos = {new long[0]};
-            int[] done = {0};
-            long[] started = {0};
-            Runnable send = () -> {
-                Go go = (Go) state[2];
-                @SuppressWarnings("unchecked")
-                ActorRef<RdmaProtocol.ConnectionCommand> connection =
-                        (ActorRef<RdmaProtocol.ConnectionCommand>) state[0];
-                started[0] = System.nanoTime();
-                connection.tell(registered ? RdmaProtocol.Send.of(((LocalRegion) state[1]).slice(0, go.size()))
-                        : RdmaProtocol.Send.of(bytes.take(go.size())));
-            };
-            return Behaviors.receive(Object.class)
-                    .onMessage(RdmaProtocol.Connected.class, c -> {
-                        state[0] = c.connection();
-                        if (registered) {
-                            c.connection().tell(new RdmaProtocol.RegisterMemory(memory, ctx.getSelf().narrow()));
-                        } else {
+        return Behaviors.setup(ctx -> new Object() {
+            ActorRef<RdmaProtocol.ConnectionCommand> connection;
+            LocalRegion region;
+            /** The Go under way, its round trips' nanoseconds so far, and when the last one started. */
+            Go go;
+            long[] nanos;
+            int done;
+            long started;
+
+            Behavior<Object> behavior() {
+                return Behaviors.receive(Object.class)
+                        .onMessage(RdmaProtocol.Connected.class, c -> {
+                            connection = c.connection();
+                            if (registered) {
+                                connection.tell(new RdmaProtocol.RegisterMemory(memory, ctx.getSelf().narrow()));
+                            } else {
+                                ready.complete(null);
+                            }
+                            return Behaviors.same();
+                        })
+                        .onMessage(RdmaProtocol.MemoryRegistered.class, m -> {
+                            region = m.region();
                             ready.complete(null);
-                        }
-                        return Behaviors.same();
-                    })
-                    .onMessage(RdmaProtocol.MemoryRegistered.class, m -> {
-                        state[1] = m.region();
-                        ready.complete(null);
-                        return Behaviors.same();
-                    })
-                    .onMessage(Go.class, go -> {
-                        state[2] = go;
-                        nanos[0] = new long[go.roundTrips()];
-                        done[0] = 0;
-                        send.run();
-                        return Behaviors.same();
-                    })
-                    .onMessage(RdmaProtocol.Received.class, r -> {
-                        Go go = (Go) state[2];
-                        nanos[0][done[0]++] = System.nanoTime() - started[0];
-                        if (done[0] == go.roundTrips()) {
-                            go.result().complete(nanos[0]);
-                        } else {
-                            send.run();
-                        }
-                        return Behaviors.same();
-                    })
-                    .onMessage(RdmaProtocol.CommandFailed.class, f -> {
-                        ready.completeExceptionally(f.cause());
-                        if (state[2] instanceof Go go) {
-                            go.result().completeExceptionally(f.cause());
-                        }
-                        return Behaviors.same();
-                    })
-                    .onMessage(Object.class, e -> Behaviors.same())
-                    .build();
-        });
+                            return Behaviors.same();
+                        })
+                        .onMessage(Go.class, g -> {
+                            go = g;
+                            nanos = new long[g.roundTrips()];
+                            done = 0;
+                            send();
+                            return Behaviors.same();
+                        })
+                        .onMessage(RdmaProtocol.Received.class, r -> {
+                            nanos[done++] = System.nanoTime() - started;
+                            if (done == go.roundTrips()) {
+                                go.result().complete(nanos);
+                            } else {
+                                send();
+                            }
+                            return Behaviors.same();
+                        })
+                        .onMessage(RdmaProtocol.CommandFailed.class, f -> {
+                            ready.completeExceptionally(f.cause());
+                            if (go != null) {
+                                go.result().completeExceptionally(f.cause());
+                            }
+                            return Behaviors.same();
+                        })
+                        .onMessage(Object.class, e -> Behaviors.same())
+                        .build();
+            }
+
+            void send() {
+                started = System.nanoTime();
+                connection.tell(registered ? RdmaProtocol.Send.of(region.slice(0, go.size()))
+                        : RdmaProtocol.Send.of(bytes.take(go.size())));
+            }
+        }.behavior());
     }
 
     private static void report(int[] sizes, double[][][] medians) {
