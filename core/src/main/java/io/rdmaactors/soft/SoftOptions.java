@@ -40,7 +40,7 @@ record SoftOptions(int devices, long cmTimeoutMs, long timewaitMs, String thread
         d.put("links.handshake.timeout.ms", "5000");
         d.put("links.pending", "64");
         d.put("links.max", "1024");
-        d.put("links.shm.bytes", String.valueOf(1 << 20));
+        d.put("links.shm.bytes", String.valueOf(1 << 18));
         return d;
     }
 

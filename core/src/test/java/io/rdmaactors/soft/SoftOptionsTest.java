@@ -23,7 +23,7 @@ class SoftOptionsTest {
         assertEquals(2, o.links().ioThreads());
         assertEquals(null, o.links().cookie());
         assertTrue(o.links().sharedMemory(), "between processes of one host");
-        assertEquals(1 << 20, o.links().ringBytes());
+        assertEquals(1 << 18, o.links().ringBytes());
     }
 
     @Test
