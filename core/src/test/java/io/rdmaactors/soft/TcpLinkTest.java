@@ -298,8 +298,11 @@ class TcpLinkTest {
         CountDownLatch release = new CountDownLatch(1);
         receiver.recvLock.lock();
         try {
-            for (LinkSelector ioThread : ((SoftFabric) server).links.ioThreads()) {
+            List<LinkSelector> serverIoThreads = ((SoftFabric) server).links.ioThreads();
+            CountDownLatch ioThreadsHeld = new CountDownLatch(serverIoThreads.size());
+            for (LinkSelector ioThread : serverIoThreads) {
                 ioThread.later(() -> { // so that the poller reads the first Send
+                    ioThreadsHeld.countDown();
                     try {
                         release.await();
                     } catch (InterruptedException e) {
@@ -307,6 +310,8 @@ class TcpLinkTest {
                     }
                 });
             }
+            // before the Send: an I/O thread still free could take its doorbell and read it first
+            assertTrue(ioThreadsHeld.await(STEP.toMillis(), TimeUnit.MILLISECONDS), "the server's I/O threads held");
             poller.start();
             connection[0].queuePair().postSend(SendWorkRequest.send(1, client.memory.sge(0, 4)));
             RawLink.eventually("the poller held at the receiver's lock", STEP,
