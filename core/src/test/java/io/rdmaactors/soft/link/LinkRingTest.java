@@ -10,15 +10,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
  * The shared-memory ring and its file: bytes across the wrap in order, a full ring that makes its
  * writer wait for a doorbell, a reader that sleeps only on an empty ring, the look a poll takes
- * before it reads, and files that do not outlive the handshake or a process that died in it.
+ * before it reads, a stream between two threads whole and in order, and files that do not outlive
+ * the handshake or a process that died in it.
  */
 class LinkRingTest {
 
@@ -114,6 +117,49 @@ class LinkRingTest {
         writer.write(new ByteBuffer[] {ByteBuffer.wrap(new byte[CAPACITY])}, 0, 1);
         assertFalse(reader.isEmpty());
         assertEquals(CAPACITY, reader.read(ByteBuffer.allocate(CAPACITY)));
+        assertTrue(reader.isEmpty());
+    }
+
+    @Test
+    void aStreamBetweenTwoThreadsArrivesWholeAndInOrderWhateverTheSizesOfWritesAndReads() throws Exception {
+        ByteBuffer shared = memory();
+        LinkRing writer = ring(shared);
+        LinkRing reader = ring(shared);
+        int total = 8 << 20;
+        CompletableFuture<Void> written = CompletableFuture.runAsync(() -> {
+            Random sizes = new Random(1);
+            int sent = 0;
+            while (sent < total) {
+                // a gathering write of up to three buffers, some larger than the ring
+                ByteBuffer[] gather = new ByteBuffer[1 + sizes.nextInt(3)];
+                for (int i = 0; i < gather.length; i++) {
+                    byte[] b = new byte[Math.min(total - sent, sizes.nextInt(CAPACITY + 512))];
+                    for (int k = 0; k < b.length; k++) {
+                        b[k] = (byte) (sent + k);
+                    }
+                    sent += b.length;
+                    gather[i] = ByteBuffer.wrap(b);
+                }
+                while (Arrays.stream(gather).anyMatch(ByteBuffer::hasRemaining)) {
+                    if (writer.write(gather, 0, gather.length) == 0) {
+                        Thread.onSpinWait();
+                    }
+                }
+            }
+        });
+        Random sizes = new Random(2);
+        int received = 0;
+        while (received < total) {
+            ByteBuffer target = ByteBuffer.allocate(1 + sizes.nextInt(CAPACITY));
+            int n = reader.read(target);
+            for (int k = 0; k < n; k++) {
+                assertEquals((byte) (received + k), target.get(k), "byte " + (received + k));
+            }
+            received += n;
+            // the writer done and the ring empty before the last byte: bytes were lost (or the writer failed)
+            assertFalse(n == 0 && written.isDone() && reader.isEmpty() && received < total, "only " + received + " bytes came");
+        }
+        written.get(10, TimeUnit.SECONDS);
         assertTrue(reader.isEmpty());
     }
 
