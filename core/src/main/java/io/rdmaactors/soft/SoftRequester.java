@@ -70,8 +70,13 @@ final class SoftRequester {
     private int credits;
     private int retries;
     private ScheduledFuture<?> retransmitTimer;
-    /** When a response last made progress; the timer fires on silence, not on every ack. */
-    private long lastProgress;
+    /**
+     * Responses that made progress, counted rather than timed (a clock read per ACK costs more
+     * than the ACK): the timer fires on silence, not on every ack.
+     */
+    private int progress;
+    /** {@link #progress} when the retransmission timer was set. */
+    private int progressWhenArmed;
     private final AtomicInteger sendSlots = new AtomicInteger();
     private final AtomicLong retiredSeq = new AtomicLong(-1);
 
@@ -410,7 +415,7 @@ final class SoftRequester {
     /** A response made progress: the retry count starts over, and whatever waits goes out. */
     void progressed() {
         retries = 0;
-        lastProgress = System.nanoTime();
+        progress++;
         pump();
     }
 
@@ -458,7 +463,7 @@ final class SoftRequester {
                 || qp.init.type() == QpType.UD) {
             return;
         }
-        lastProgress = System.nanoTime();
+        progressWhenArmed = progress;
         retransmitTimer = schedule(this::onRetransmitTimeout, transportTimeoutNanos());
     }
 
@@ -492,10 +497,11 @@ final class SoftRequester {
             if (inflight.isEmpty() || qp.state != QpState.RTS && qp.state != QpState.SQD) {
                 return;
             }
-            long quiet = System.nanoTime() - lastProgress;
-            if (quiet < transportTimeoutNanos()) {
-                // responses kept coming: wait out the rest of a full timeout of silence
-                retransmitTimer = schedule(this::onRetransmitTimeout, transportTimeoutNanos() - quiet);
+            if (progress != progressWhenArmed) {
+                // responses kept coming: wait a full timeout more, so silence is found after one
+                // timeout at least and two at most
+                progressWhenArmed = progress;
+                retransmitTimer = schedule(this::onRetransmitTimeout, transportTimeoutNanos());
                 return;
             }
             if (++retries > qp.retryCount) {
