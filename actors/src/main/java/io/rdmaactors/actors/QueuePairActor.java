@@ -10,7 +10,7 @@ import io.rdmaactors.actors.RdmaProtocol.ConnectionClosed;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
 import io.rdmaactors.actors.RdmaProtocol.DataCommand;
-import io.rdmaactors.verbs.Access;
+import io.rdmaactors.actors.RendezvousRegions.LargeSend;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.InvalidStateException;
 import io.rdmaactors.verbs.MemoryRegion;
@@ -31,10 +31,7 @@ import java.nio.ByteOrder;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -192,10 +189,6 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         }
     }
 
-    /** A work request of this actor's own: the announcement of a large Send, awaiting the peer's Done. */
-    private record LargeSend(RdmaProtocol.Send send, int id, MemoryRegion region) {
-    }
-
     /** The read of a large message the peer announced, into memory registered for it. */
     private record LargeRead(Rendezvous.Ready ready, Large into, MemoryRegion region) {
     }
@@ -222,16 +215,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private final int receiveInPlace;
     /** Deregistrations asked for, waiting for the commands using their regions to complete; made at the first. */
     private List<RdmaProtocol.DeregisterMemory> deregistrations;
-    /** Large Sends announced, until the peer says Done or they fail, by rendezvous id. */
-    private final Map<Integer, LargeSend> announced = new HashMap<>();
-    /**
-     * Memory registered for rendezvous, deregistered when its message is through or the connection
-     * ends, with the pooled buffer each region is a slice of (HANDLERS_MEMORY: none).
-     */
-    private final Map<MemoryRegion, ByteBuffer> rendezvousRegions = new HashMap<>();
-    /** What rendezvousRegions holds for a region over the handler's registered memory: nothing to pool. */
-    private static final ByteBuffer HANDLERS_MEMORY = ByteBuffer.allocate(0);
-    private int nextRendezvous;
+    /** Memory registered for large Sends both ways, deregistered when each is through or the connection ends. */
+    private final RendezvousRegions rendezvous;
     /** The first error completion other than a flush: it decides how the connection ended. */
     private RdmaProtocol.WorkRequestFailed failure;
     /** The connection waits for a graceful close: tell it Quiesced once nothing is outstanding. */
@@ -301,6 +286,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         this.wait = settings.waitMode().equals(RdmaSettings.SPIN) ? CompletionWait.latency()
                 : new CompletionWait(settings.completionSpin().toNanos(), settings.completionYield().toNanos());
         this.sends = new SendQueue(buffers.send, settings.writeQueue());
+        this.rendezvous = new RendezvousRegions(buffers.pd);
         this.maxMessageSize = settings.maxMessageSize();
         this.receiveInPlace = buffers.receive != null ? settings.receiveInPlace() : RdmaSettings.NEVER_IN_PLACE;
         this.completions = completions;
@@ -520,7 +506,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                 if (item instanceof RdmaProtocol.Send send) {
                     checkMessageSize(send);
                     if (send.size() > buffers.send.slotSize()) {
-                        item = announce(send);
+                        item = rendezvous.announce(send);
                     }
                 }
                 requests[count] = sends.fenced(request(item, slot),
@@ -574,11 +560,10 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private void fail(Object item, Throwable cause) {
         if (item instanceof DataCommand command) {
             answer(command, new CommandFailed(command, cause));
-        } else if (item instanceof LargeSend large && announced.remove(large.id()) != null) {
-            release(large.region());
+        } else if (item instanceof LargeSend large && rendezvous.fail(large)) {
             answer(large.send(), new CommandFailed(large.send(), cause));
         } else if (item instanceof LargeRead read) {
-            release(read.region());
+            rendezvous.release(read.region());
             if (!closing) {
                 connection.tell(new ConnectionProtocol.QueuePairFailed(cause));
             }
@@ -594,47 +579,13 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         pending.forEach(c -> fail(c, new ConnectionClosed(why)));
         pending.clear();
         sends.drain().forEach(item -> fail(item, new ConnectionClosed(why)));
-        List.copyOf(announced.values()).forEach(large -> fail(large, new ConnectionClosed(why)));
-        rendezvousRegions.keySet().forEach(MemoryRegion::close);
-        rendezvousRegions.clear();
+        rendezvous.outstanding().forEach(large -> fail(large, new ConnectionClosed(why)));
+        rendezvous.close();
         // the QP's end deregisters them with its buffers, after the QP is gone
         if (deregistrations != null) {
             deregistrations.forEach(d -> d.replyTo().tell(new RdmaProtocol.MemoryDeregistered(d.region())));
             deregistrations.clear();
         }
-    }
-
-    /**
-     * Deregisters a rendezvous region whose message failed. Its buffer is not reused: a link may
-     * still be sending from it, and reused it would carry another message's bytes.
-     */
-    private void release(MemoryRegion region) {
-        if (rendezvousRegions.remove(region) != null) {
-            region.close();
-        }
-    }
-
-    /** Deregisters a rendezvous region whose message is through, and gives its buffer back for reuse. */
-    private void recycle(MemoryRegion region) {
-        ByteBuffer pooled = rendezvousRegions.remove(region);
-        if (pooled != null) {
-            region.close();
-            if (pooled != HANDLERS_MEMORY) {
-                RendezvousMemory.give(pooled);
-            }
-        }
-    }
-
-    /** Registers {@code size} bytes of pooled memory, exactly: no more of the buffer is in the region. */
-    private MemoryRegion registerRendezvous(int size, ByteBuffer contents, Set<Access> access) {
-        ByteBuffer pooled = RendezvousMemory.take(size);
-        ByteBuffer slice = pooled.duplicate().clear().limit(size).slice();
-        if (contents != null) {
-            slice.put(contents).clear();
-        }
-        MemoryRegion region = buffers.pd.register(slice, access);
-        rendezvousRegions.put(region, pooled);
-        return region;
     }
 
     private void checkMessageSize(RdmaProtocol.Send send) {
@@ -644,30 +595,9 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         }
     }
 
-    /**
-     * Registers a large Send for the peer to read; the work request posted is its announcement. A
-     * Send from registered memory is read where it is: its bytes alone are registered again, for
-     * the peer to read until it says Done; a ByteString is copied into pooled memory.
-     */
-    private LargeSend announce(RdmaProtocol.Send send) {
-        MemoryRegion region;
-        if (send.from() != null) {
-            LocalRegion.Slice from = send.from();
-            region = buffers.pd.register(from.region().memory.buffer().slice(from.offset(), from.length()),
-                    Set.of(Access.REMOTE_READ));
-            rendezvousRegions.put(region, HANDLERS_MEMORY);
-        } else {
-            region = registerRendezvous(send.size(), send.data().asByteBuffer(), Set.of(Access.REMOTE_READ));
-        }
-        LargeSend large = new LargeSend(send, nextRendezvous++, region);
-        // from now on the peer may read it and say Done, even before this announcement's completion is polled
-        announced.put(large.id(), large);
-        return large;
-    }
-
     /** Nothing outstanding: the closing notice goes last; Quiesced follows its completion. */
     private void reportQuiesced() {
-        if (quiescing && !closingNoticePosted && sends.idle() && announced.isEmpty()) {
+        if (quiescing && !closingNoticePosted && sends.idle() && rendezvous.nothingAnnounced()) {
             closingNoticePosted = true;
             try {
                 qp.postSend(SendWorkRequest.sendWithImmediate(CLOSING, RdmaProtocol.RESERVED_IMMEDIATE));
@@ -838,7 +768,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         }
         deregistrations.removeIf(d -> {
             LocalRegion region = d.region();
-            if (sends.any(item -> uses(item, region)) || announced.values().stream().anyMatch(l -> uses(l, region))) {
+            if (sends.any(item -> uses(item, region)) || rendezvous.reads(region)) {
                 return false;
             }
             buffers.local.remove(region.memory);
@@ -993,7 +923,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                 read.into().readInto = read.region(); // the handler's until released, then recycled
             } else {
                 read.into().data = RendezvousMemory.copyOut(read.region().buffer());
-                recycle(read.region());
+                rendezvous.recycle(read.region());
             }
             sends.enqueue(new SendDone(new Rendezvous.Done(read.ready().id())));
             deliverHeld();
@@ -1068,13 +998,12 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                 return;
             }
             Large large = new Large(ready.immediate());
-            MemoryRegion region = registerRendezvous(ready.length(), null, Set.of(Access.LOCAL_WRITE));
+            MemoryRegion region = rendezvous.registerForRead(ready.length());
             inbound.add(large);
             sends.enqueue(new LargeRead(ready, large, region));
         } else if (message instanceof Rendezvous.Done done) {
-            LargeSend large = announced.remove(done.id());
+            LargeSend large = rendezvous.done(done.id());
             if (large != null) {
-                recycle(large.region());
                 if (large.send().ack() != null) {
                     answer(large.send(), new RdmaProtocol.Acked(large.send().ack()));
                 }
@@ -1185,7 +1114,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         if (region == null) {
             return false;
         }
-        recycle(region);
+        rendezvous.recycle(region);
         return true;
     }
 
