@@ -127,7 +127,7 @@ final class RendezvousRegions {
         return List.copyOf(announced.values());
     }
 
-    /** The connection ended: every region is deregistered (failed first, its Sends are answered). */
+    /** The connection ended: every region left is deregistered (fail the {@link #outstanding} Sends first). */
     void close() {
         regions.keySet().forEach(MemoryRegion::close);
         regions.clear();
