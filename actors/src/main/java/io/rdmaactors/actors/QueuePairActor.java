@@ -768,7 +768,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         }
         deregistrations.removeIf(d -> {
             LocalRegion region = d.region();
-            if (sends.any(item -> uses(item, region)) || rendezvous.reads(region)) {
+            if (sends.any(item -> uses(item, region)) || rendezvous.anyAnnounced(l -> uses(l, region))) {
                 return false;
             }
             buffers.local.remove(region.memory);

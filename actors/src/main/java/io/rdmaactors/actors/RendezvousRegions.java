@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * The memory one connection registered for rendezvous ({@link Rendezvous}): each large Send it
@@ -117,9 +118,9 @@ final class RendezvousRegions {
         return announced.isEmpty();
     }
 
-    /** Whether a large Send awaiting its Done is read from the handler's {@code region}. */
-    boolean reads(LocalRegion region) {
-        return announced.values().stream().anyMatch(l -> l.send().from() != null && l.send().from().region() == region);
+    /** Whether a large Send awaiting its Done is one {@code test} accepts. */
+    boolean anyAnnounced(Predicate<LargeSend> test) {
+        return announced.values().stream().anyMatch(test);
     }
 
     /** The large Sends still awaiting their Done, to fail when the connection ends. */
