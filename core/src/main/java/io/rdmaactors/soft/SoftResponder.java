@@ -18,15 +18,17 @@ import io.rdmaactors.verbs.WcOpcode;
 import io.rdmaactors.verbs.WcStatus;
 import io.rdmaactors.verbs.WorkCompletion;
 import java.nio.ByteBuffer;
-import java.util.ArrayDeque;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The responder of a soft QP, as rxe_resp.c is rxe's: checks each incoming request (PSN, rkey,
  * bounds, access rights, responder resources), executes SEND, WRITE, READ and atomics, answers
  * with an ACK, a response or a NAK, and takes UD datagrams into posted receives. It owns the
- * receive queue, under the QP's recvLock.
+ * receive queue: posted to without a lock, as a device's receive queue takes WQEs while the
+ * device consumes others, and taken from under the QP's recvLock.
  */
 final class SoftResponder {
 
@@ -38,7 +40,13 @@ final class SoftResponder {
 
     private final SoftQueuePair qp;
     private final SoftDevice device;
-    private final ArrayDeque<ReceiveWorkRequest> receives = new ArrayDeque<>(2);
+    /**
+     * Posted receives, oldest first. ibv_post_recv adds without recvLock: a poster never waits
+     * while a request is executed (nor parks behind it, which costs more than the request).
+     */
+    private final ConcurrentLinkedQueue<ReceiveWorkRequest> receives = new ConcurrentLinkedQueue<>();
+    /** Receives posted and not yet taken, counted as admitted: the queue's fill and an ACK's credits. */
+    private final AtomicInteger posted = new AtomicInteger();
     private long expectedPsn;
     /** The async event of the fault the request just executed met, raised by {@link #responded()}. */
     private AsyncEventType raiseAfterResponse;
@@ -66,7 +74,6 @@ final class SoftResponder {
             throw new PostException(new InvalidRequestException("ibv_post_recv",
                     "the QP takes its receives from an SRQ"), 0);
         }
-        qp.recvLock.lock();
         try {
             for (int i = 0; i < requests.length; i++) {
                 VerbsException refused = admit(requests[i]);
@@ -75,7 +82,25 @@ final class SoftResponder {
                 }
                 receives.add(requests[i]);
             }
-            if (qp.state == QpState.ERR) {
+        } finally {
+            // the requests before a refused one stay posted: flushed too when the QP is in error
+            flushIfInError();
+        }
+    }
+
+    /**
+     * After a post: a QP in ERR (or past it, in RESET) completes its receives with a flush, and
+     * one that entered it while they were added may have flushed before they were there. The
+     * state is read after the adds, as enterError writes it before it flushes, so one of the two
+     * flushes finds each receive.
+     */
+    private void flushIfInError() {
+        if (qp.transmits()) {
+            return;
+        }
+        qp.recvLock.lock();
+        try {
+            if (!qp.transmits()) {
                 flush();
             }
         } finally {
@@ -96,10 +121,14 @@ final class SoftResponder {
             return new InvalidRequestException(call, wr.sgList().size() + " SGEs, the QP takes "
                     + qp.init.maxRecvSge());
         }
-        if (receives.size() >= qp.init.maxRecvWr()) {
-            return new QueueFullException(call, "the receive queue holds " + qp.init.maxRecvWr() + " requests");
+        for (int n = posted.get(); ; n = posted.get()) {
+            if (n >= qp.init.maxRecvWr()) {
+                return new QueueFullException(call, "the receive queue holds " + qp.init.maxRecvWr() + " requests");
+            }
+            if (posted.compareAndSet(n, n + 1)) {
+                return null; // its place is taken: the caller adds it
+            }
         }
-        return null;
     }
 
     /**
@@ -270,7 +299,14 @@ final class SoftResponder {
     }
 
     private ReceiveWorkRequest takeReceive() {
-        return qp.srq != null ? qp.srq.take() : receives.poll();
+        if (qp.srq != null) {
+            return qp.srq.take();
+        }
+        ReceiveWorkRequest r = receives.poll();
+        if (r != null) {
+            posted.decrementAndGet();
+        }
+        return r;
     }
 
     /**
@@ -278,7 +314,7 @@ final class SoftResponder {
      * requester sends no more Sends than they take. A QP on an SRQ has none of its own to count.
      */
     private int credits() {
-        return qp.srq != null ? Packet.UNLIMITED_CREDITS : receives.size();
+        return qp.srq != null ? Packet.UNLIMITED_CREDITS : posted.get();
     }
 
     private void complete(WorkCompletion wc, boolean solicited) {
@@ -347,6 +383,7 @@ final class SoftResponder {
     void flush() {
         ReceiveWorkRequest r;
         while ((r = receives.poll()) != null) {
+            posted.decrementAndGet();
             qp.recvCq.push(WorkCompletion.error(r.wrId(), WcStatus.WR_FLUSH_ERR, qp.qpNum()), qp, -1, false);
         }
     }
