@@ -8,12 +8,13 @@ import java.nio.ByteOrder;
 /**
  * One direction of a shared-memory link: a byte ring in memory both processes map, with one
  * writer and one reader at a time (the link's writer and reader), read and written as a socket
- * is, so that the link's framing does not change. Positions only grow; the ring holds
- * {@code head - tail} bytes. Neither side blocks on it: a reader that goes to sleep says so in
- * {@link #armReader}, and the writer that finds it asleep rings the link's doorbell (a byte on
- * its socket); a writer that finds the ring full says so in {@link #awaitRoom}, and the reader
- * that frees room rings it back. Each flag is set before its side looks once more, and cleared
- * by whoever rings, so no wake-up is lost and each sleep takes one doorbell at most.
+ * is, so that the link's framing does not change; the reader may also parse a whole frame where
+ * it lies, then skip it. Positions only grow; the ring holds {@code head - tail} bytes. Neither
+ * side blocks on it: a reader that goes to sleep says so in {@link #armReader}, and the writer
+ * that finds it asleep rings the link's doorbell (a byte on its socket); a writer that finds the
+ * ring full says so in {@link #awaitRoom}, and the reader that frees room rings it back. Each
+ * flag is set before its side looks once more, and cleared by whoever rings, so no wake-up is
+ * lost and each sleep takes one doorbell at most.
  */
 final class LinkRing {
 
@@ -128,6 +129,39 @@ final class LinkRing {
         tail += n;
         LONG.setVolatile(header, TAIL, tail); // volatile: ordered before the look at WRITER_WAITING
         return n;
+    }
+
+    /** The bytes written and not yet read. */
+    long available() {
+        return (long) LONG.getAcquire(header, HEAD) - tail;
+    }
+
+    /** The next frame's length word (a frame is that word, then that many bytes), read across the wrap; 4 bytes must be available. */
+    int frameLength() {
+        int at = (int) (tail & mask);
+        if (at <= capacity - 4) {
+            return data.getInt(at);
+        }
+        int length = 0;
+        for (int i = 0; i < 4; i++) {
+            length = length << 8 | (data.get((at + i) & mask) & 0xFF);
+        }
+        return length;
+    }
+
+    /**
+     * A view of the next {@code size} bytes, available, where they lie, to parse there and then
+     * {@link #skip}; null when they wrap.
+     */
+    ByteBuffer inPlace(int size) {
+        int at = (int) (tail & mask);
+        return size <= capacity - at ? data.slice(at, size) : null;
+    }
+
+    /** Takes {@code n} bytes read where they lie ({@link #inPlace}). */
+    void skip(int n) {
+        tail += n;
+        LONG.setVolatile(header, TAIL, tail); // volatile: ordered before the look at WRITER_WAITING
     }
 
     /**

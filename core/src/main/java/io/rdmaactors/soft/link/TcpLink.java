@@ -48,6 +48,8 @@ public final class TcpLink implements LinkSelector.Handler {
     private static final int TAIL = 64 << 10;
     /** Reads in one turn of the I/O thread at most, so one busy link does not starve the others. */
     private static final int READS_PER_TURN = 8;
+    /** Frames a turn parses at most on shared memory, for the same reason. */
+    private static final int FRAMES_PER_TURN = 256;
     /** Large payloads one gathering write takes at most (a few, so one syscall carries a window of them). */
     public static final int GATHERED_PAYLOADS = 8;
     /** An input buffer grown for a large message is kept up to this size, for the next one. */
@@ -727,6 +729,12 @@ public final class TcpLink implements LinkSelector.Handler {
             dispatching = Thread.currentThread();
         }
         try {
+            if (shared != null && !in.hasRemaining()) {
+                RingTurn turn = readRing();
+                if (turn != RingTurn.COPY) {
+                    return turn == RingTurn.DRAINED;
+                }
+            }
             for (int reads = 0; reads < READS_PER_TURN && !closed; reads++) {
                 int from = in.position();
                 if (in.capacity() - in.limit() < TAIL) {
@@ -799,6 +807,54 @@ public final class TcpLink implements LinkSelector.Handler {
         }
     }
 
+    /** How a turn of frames read where they lie ended. */
+    private enum RingTurn {
+        /** No byte left to read. */
+        DRAINED,
+        /** The turn's share taken, a frame handed over, or the link ended: more may wait. */
+        MORE,
+        /** The next frame wraps, or is not all written yet: it is copied out, as a socket's bytes are. */
+        COPY
+    }
+
+    /**
+     * On shared memory, the input buffer empty: the ring's whole frames, parsed where they lie
+     * rather than copied out first, so that a payload's one copy is the one into its memory
+     * region (a packet's payload is consumed before its dispatch returns).
+     */
+    private RingTurn readRing() throws IOException {
+        LinkRing ring = shared.in();
+        for (int frames = 0; frames < FRAMES_PER_TURN; frames++) {
+            if (closed) {
+                return RingTurn.MORE;
+            }
+            long available = ring.available();
+            if (available == 0) {
+                return RingTurn.DRAINED;
+            }
+            if (available < 4) {
+                return RingTurn.COPY;
+            }
+            int length = ring.frameLength();
+            LinkFrame.checkLength(length);
+            // one that is not all written yet may be larger than the ring: the copy makes room for the rest
+            ByteBuffer frame = available < 4L + length ? null : ring.inPlace(4 + length);
+            if (frame == null) {
+                return RingTurn.COPY;
+            }
+            if (packetsOnly && frame.get(4) != LinkFrame.PACKET) {
+                handedOver = true; // left in the ring, for the I/O thread
+                return RingTurn.MORE;
+            }
+            dispatch(frame, 4, 4 + length);
+            ring.skip(4 + length);
+            if (ring.wakeWriter()) {
+                doorbell();
+            }
+        }
+        return RingTurn.MORE;
+    }
+
     /** From the socket or the ring; the writer waiting for room on the ring hears its doorbell. */
     private int readIn() throws IOException {
         LinkSharedMemory m = shared;
@@ -842,7 +898,7 @@ public final class TcpLink implements LinkSelector.Handler {
                 handedOver = true;
                 return;
             }
-            dispatch(start, start + length);
+            dispatch(in, start, start + length);
             if (closed) {
                 return;
             }
@@ -870,20 +926,20 @@ public final class TcpLink implements LinkSelector.Handler {
         in = bigger;
     }
 
-    private void dispatch(int start, int end) throws IOException {
-        byte tag = in.get(start);
-        int number = in.getInt(start + 1);
+    private void dispatch(ByteBuffer frames, int start, int end) throws IOException {
+        byte tag = frames.get(start);
+        int number = frames.getInt(start + 1);
         int body = start + 5;
         switch (tag) {
             case LinkFrame.PACKET -> {
-                Packet p = LinkFrame.decodePacket(in, body, end);
+                Packet p = LinkFrame.decodePacket(frames, body, end);
                 LinkConnection c = connections.get(number);
                 if (c != null) {
                     c.onPacket(p);
                 }
             }
             case LinkFrame.CM -> {
-                CmMessage m = LinkFrame.decodeCm(in, body, end);
+                CmMessage m = LinkFrame.decodeCm(frames, body, end);
                 LinkConnection c = connections.get(number);
                 if (c == null && from != null && m.type() == CmMessage.Type.REQ) {
                     c = new LinkConnection(this, number, from.listener);

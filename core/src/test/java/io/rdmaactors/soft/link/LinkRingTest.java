@@ -41,6 +41,46 @@ class LinkRingTest {
         return b;
     }
 
+    /** A frame as the link writes one: its length, then that many bytes. */
+    private static ByteBuffer frame(byte[] body) {
+        return ByteBuffer.allocate(4 + body.length).putInt(body.length).put(body).flip();
+    }
+
+    @Test
+    void aFrameIsReadWhereItLiesUnlessItWrapsAndItsLengthIsReadAcrossTheWrap() {
+        ByteBuffer shared = memory();
+        LinkRing writer = ring(shared);
+        LinkRing reader = ring(shared);
+        // 1365 bytes a frame in a ring of 4096: some frames wrap, and the fourth one's length word
+        // does (it starts at 4095)
+        byte[] body = bytes(1361, 1);
+        byte[] got = new byte[body.length];
+        for (int round = 0; round < 8; round++) {
+            ByteBuffer whole = frame(body);
+            writer.write(new ByteBuffer[] {whole.slice(0, 2)}, 0, 1);
+            assertEquals(2, reader.available(), "round " + round + ": half a length word");
+            writer.write(new ByteBuffer[] {whole.slice(2, whole.limit() - 2)}, 0, 1);
+            assertEquals(1365, reader.available());
+            assertEquals(1361, reader.frameLength(), "round " + round);
+            ByteBuffer view = reader.inPlace(1365);
+            long at = 1365L * round % CAPACITY;
+            if (at + 1365 <= CAPACITY) {
+                assertNotNull(view, "round " + round + ": it does not wrap");
+                view.get(4, got);
+                assertArrayEquals(body, got);
+                reader.skip(1365);
+            } else {
+                assertNull(view, "round " + round + ": it wraps");
+                ByteBuffer copied = ByteBuffer.allocate(1365);
+                assertEquals(1365, reader.read(copied));
+                copied.flip().getInt();
+                copied.get(got);
+                assertArrayEquals(body, got, "across the wrap in order");
+            }
+            assertTrue(reader.isEmpty());
+        }
+    }
+
     @Test
     void bytesCrossTheWrapInOrderAndAFullRingTakesNoMore() {
         ByteBuffer shared = memory();
