@@ -35,9 +35,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * endpoint.
  *
  * <p>Locking: {@code sendLock} guards the requester and completer, {@code recvLock} the responder
- * and the taking of receives (posting them takes no lock). A thread may take a recvLock (of any QP) while holding a sendLock, never a
- * sendLock while holding a recvLock: so a responder that must enter ERR flushes its receive side at
- * once and leaves its send side to the fabric's timer thread.
+ * and the taking of receives (posting them takes no lock). A thread may take a recvLock (of any
+ * QP) while holding a sendLock, never a sendLock while holding a recvLock: so a responder that
+ * must enter ERR flushes its receive side at once and leaves its send side to the fabric's timer
+ * thread.
  */
 final class SoftQueuePair extends SoftResource implements QueuePair {
 

@@ -136,7 +136,10 @@ final class LinkRing {
         return (long) LONG.getAcquire(header, HEAD) - tail;
     }
 
-    /** The next frame's length word (a frame is that word, then that many bytes), read across the wrap; 4 bytes must be available. */
+    /**
+     * The next frame's length word (a frame is that word, then that many bytes), read across the
+     * wrap; 4 bytes must be available.
+     */
     int frameLength() {
         int at = (int) (tail & mask);
         if (at <= capacity - 4) {
