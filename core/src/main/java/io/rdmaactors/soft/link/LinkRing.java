@@ -114,8 +114,7 @@ final class LinkRing {
 
     /** Copies what the ring holds into the buffer's remaining space; the bytes read. */
     int read(ByteBuffer target) {
-        long available = (long) LONG.getAcquire(header, HEAD) - tail;
-        int n = (int) Math.min(available, target.remaining());
+        int n = (int) Math.min(available(), target.remaining());
         if (n == 0) {
             return 0;
         }
@@ -153,12 +152,17 @@ final class LinkRing {
     }
 
     /**
-     * A view of the next {@code size} bytes, available, where they lie, to parse there and then
-     * {@link #skip}; null when they wrap.
+     * Where the next {@code size} bytes, available, lie in {@link #bytes}, to parse there and then
+     * {@link #skip}; -1 when they wrap.
      */
-    ByteBuffer inPlace(int size) {
+    int inPlace(int size) {
         int at = (int) (tail & mask);
-        return size <= capacity - at ? data.slice(at, size) : null;
+        return size <= capacity - at ? at : -1;
+    }
+
+    /** The ring's bytes, for the reader to parse a frame where it lies ({@link #inPlace}); not to write. */
+    ByteBuffer bytes() {
+        return data;
     }
 
     /** Takes {@code n} bytes read where they lie ({@link #inPlace}). */
@@ -173,7 +177,7 @@ final class LinkRing {
      * one that holds bytes, not the other way round.
      */
     boolean isEmpty() {
-        return (long) LONG.getAcquire(header, HEAD) == tail;
+        return available() == 0;
     }
 
     /** After a read: true when the writer waits for room and this caller must ring the doorbell. */

@@ -838,15 +838,15 @@ public final class TcpLink implements LinkSelector.Handler {
             int length = ring.frameLength();
             LinkFrame.checkLength(length);
             // one that is not all written yet may be larger than the ring: the copy makes room for the rest
-            ByteBuffer frame = available < 4L + length ? null : ring.inPlace(4 + length);
-            if (frame == null) {
+            int at = available < 4L + length ? -1 : ring.inPlace(4 + length);
+            if (at < 0) {
                 return RingTurn.COPY;
             }
-            if (packetsOnly && frame.get(4) != LinkFrame.PACKET) {
+            if (packetsOnly && ring.bytes().get(at + 4) != LinkFrame.PACKET) {
                 handedOver = true; // left in the ring, for the I/O thread
                 return RingTurn.MORE;
             }
-            dispatch(frame, 4, 4 + length);
+            dispatch(ring.bytes(), at + 4, at + 4 + length);
             ring.skip(4 + length);
             if (ring.wakeWriter()) {
                 doorbell();
