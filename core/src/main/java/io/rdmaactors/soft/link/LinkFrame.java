@@ -7,6 +7,7 @@ import java.net.InetSocketAddress;
 import java.net.ProtocolException;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 
 /**
  * A frame on a {@link TcpLink}, and the wire format: a length, a tag, the number of the
@@ -119,33 +120,29 @@ public record LinkFrame(LinkConnection connection, Packet packet, CmMessage cm) 
         if (end - at < PACKET_HEADER) {
             throw new ProtocolException("a packet frame shorter than its header");
         }
-        ByteBuffer b = in.duplicate().limit(end).position(at);
-        int kind = b.get();
+        // each field read where encode() put it, not through a view of the frame: a packet makes
+        // one view, its payload's (an ACK none). Offsets: kind 0, psn 1, opcode 9, flags 10,
+        // immediate 14, remote address 18, rkey 26, length 30, compare/add 34, swap 42, status 50,
+        // port 58, payload length 59
+        ByteBuffer b = in.order() == ByteOrder.BIG_ENDIAN ? in : in.duplicate();
+        int kind = b.get(at);
         if (kind < 0 || kind >= Packet.KINDS.length) {
             throw new ProtocolException("packet kind " + kind);
         }
-        long psn = b.getLong();
-        int opcode = b.get();
+        int opcode = b.get(at + 9);
         if (opcode < 0 || opcode >= Packet.OPCODES.length) {
             throw new ProtocolException("opcode " + opcode);
         }
-        int flags = b.getInt();
-        int imm = b.getInt();
-        long remoteAddress = b.getLong();
-        int rkey = b.getInt();
-        int length = b.getInt();
-        long compareAdd = b.getLong();
-        long swap = b.getLong();
-        long status = b.getLong();
-        int port = b.get();
-        int n = b.getInt();
-        if (n == -1 ? b.hasRemaining() : n != b.remaining()) {
+        int payload = at + PACKET_HEADER;
+        int n = b.getInt(payload - 4);
+        if (n == -1 ? end > payload : n != end - payload) {
             throw new ProtocolException("a payload of " + n + " bytes in a frame of " + (end - at));
         }
         // a view of the link's buffer: the payload goes from the socket to its MR in one copy
-        ByteBuffer data = n < 0 ? null : b.slice();
-        return new Packet(Packet.KINDS[kind], psn, opcode, flags, imm, remoteAddress, rkey, length, compareAdd, swap,
-                status, port, data);
+        ByteBuffer data = n < 0 ? null : b.slice(payload, n);
+        return new Packet(Packet.KINDS[kind], b.getLong(at + 1), opcode, b.getInt(at + 10), b.getInt(at + 14),
+                b.getLong(at + 18), b.getInt(at + 26), b.getInt(at + 30), b.getLong(at + 34), b.getLong(at + 42),
+                b.getLong(at + 50), b.get(at + 58), data);
     }
 
     public static CmMessage decodeCm(ByteBuffer in, int at, int end) throws ProtocolException {

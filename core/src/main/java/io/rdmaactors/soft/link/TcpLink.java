@@ -433,7 +433,8 @@ public final class TcpLink implements LinkSelector.Handler {
             }
         }
         if (out.position() > segment) {
-            gather[gatherTo++] = out.slice(segment, out.position() - segment);
+            // nothing gathered from elsewhere (the usual case): the staging buffer itself, no view per write
+            gather[gatherTo++] = segment == 0 ? out.flip() : out.slice(segment, out.position() - segment);
         }
         return gatherTo > 0;
     }
