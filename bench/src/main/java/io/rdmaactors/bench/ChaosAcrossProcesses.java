@@ -10,6 +10,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -83,6 +84,9 @@ public final class ChaosAcrossProcesses {
                     p.waitFor(STEP.toSeconds(), TimeUnit.SECONDS);
                 }
                 await("cycle " + cycle + ": every connection of the killed clients ended", () -> server.connections() == 0);
+                // one the client was still setting up when it died is freed at its accept's timeout
+                await("cycle " + cycle + ": the server freed what its connections held",
+                        () -> noConnectionHeld(kit.fabric().ledger().snapshot()));
                 Map<ResourceKind, Long> ledger = settled(kit);
                 List<String> threads = kit.threads();
                 if (firstLedger == null) {
@@ -100,6 +104,14 @@ public final class ChaosAcrossProcesses {
             return cycles + " cycles of " + clients + " client processes killed mid-traffic: the server's ledger stayed "
                     + firstLedger + " and its threads " + firstThreads.size();
         }
+    }
+
+    /** Nothing of a connection in the ledger: no id but the listener's, no QP, CQ, PD, MR or link. */
+    private static boolean noConnectionHeld(Map<ResourceKind, Long> ledger) {
+        return ledger.getOrDefault(ResourceKind.CM_ID, 0L) <= 1
+                && EnumSet.of(ResourceKind.QUEUE_PAIR, ResourceKind.COMPLETION_QUEUE, ResourceKind.PROTECTION_DOMAIN,
+                        ResourceKind.MEMORY_REGION, ResourceKind.LINK).stream()
+                .allMatch(kind -> ledger.getOrDefault(kind, 0L) == 0);
     }
 
     /** The ledger once it stopped changing: connections end a little after their ids report it. */
