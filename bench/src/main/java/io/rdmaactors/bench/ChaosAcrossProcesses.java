@@ -14,6 +14,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -106,12 +107,14 @@ public final class ChaosAcrossProcesses {
         }
     }
 
+    /** What only a connection holds on the server. */
+    private static final Set<ResourceKind> CONNECTIONS_OWN = EnumSet.of(ResourceKind.QUEUE_PAIR,
+            ResourceKind.COMPLETION_QUEUE, ResourceKind.PROTECTION_DOMAIN, ResourceKind.MEMORY_REGION, ResourceKind.LINK);
+
     /** Nothing of a connection in the ledger: no id but the listener's, no QP, CQ, PD, MR or link. */
     private static boolean noConnectionHeld(Map<ResourceKind, Long> ledger) {
         return ledger.getOrDefault(ResourceKind.CM_ID, 0L) <= 1
-                && EnumSet.of(ResourceKind.QUEUE_PAIR, ResourceKind.COMPLETION_QUEUE, ResourceKind.PROTECTION_DOMAIN,
-                        ResourceKind.MEMORY_REGION, ResourceKind.LINK).stream()
-                .allMatch(kind -> ledger.getOrDefault(kind, 0L) == 0);
+                && CONNECTIONS_OWN.stream().allMatch(kind -> ledger.getOrDefault(kind, 0L) == 0);
     }
 
     /** The ledger once it stopped changing: connections end a little after their ids report it. */

@@ -29,8 +29,21 @@ public record LinkFrame(LinkConnection connection, Packet packet, CmMessage cm) 
     public static final int LARGEST_MESSAGE = 1 << 30;
     /** Length, tag, connection. */
     public static final int PREFIX = 4 + 1 + 4;
-    /** Kind, psn, opcode, flags, imm, address, rkey, length, compare/add, swap, status, port, data length. */
-    private static final int PACKET_HEADER = 1 + 8 + 1 + 4 + 4 + 8 + 4 + 4 + 8 + 8 + 8 + 1 + 4;
+    /** Where each field of a packet's header lies, in the order encode() writes them. */
+    private static final int KIND = 0;
+    private static final int PSN = KIND + 1;
+    private static final int OPCODE = PSN + 8;
+    private static final int FLAGS = OPCODE + 1;
+    private static final int IMMEDIATE = FLAGS + 4;
+    private static final int REMOTE_ADDRESS = IMMEDIATE + 4;
+    private static final int RKEY = REMOTE_ADDRESS + 8;
+    private static final int LENGTH = RKEY + 4;
+    private static final int COMPARE_ADD = LENGTH + 4;
+    private static final int SWAP = COMPARE_ADD + 8;
+    private static final int STATUS = SWAP + 8;
+    private static final int PORT = STATUS + 8;
+    private static final int DATA_LENGTH = PORT + 1;
+    private static final int PACKET_HEADER = DATA_LENGTH + 4;
     /**
      * Type, qpn, psn, gid, port, status, responder resources, initiator depth, retry count, RNR
      * retry count, private data length; then the data and two addresses.
@@ -121,28 +134,26 @@ public record LinkFrame(LinkConnection connection, Packet packet, CmMessage cm) 
             throw new ProtocolException("a packet frame shorter than its header");
         }
         // each field read where encode() put it, not through a view of the frame: a packet makes
-        // one view, its payload's (an ACK none). Offsets: kind 0, psn 1, opcode 9, flags 10,
-        // immediate 14, remote address 18, rkey 26, length 30, compare/add 34, swap 42, status 50,
-        // port 58, payload length 59
+        // one view, its payload's (an ACK none)
         ByteBuffer b = in.order() == ByteOrder.BIG_ENDIAN ? in : in.duplicate();
-        int kind = b.get(at);
+        int kind = b.get(at + KIND);
         if (kind < 0 || kind >= Packet.KINDS.length) {
             throw new ProtocolException("packet kind " + kind);
         }
-        int opcode = b.get(at + 9);
+        int opcode = b.get(at + OPCODE);
         if (opcode < 0 || opcode >= Packet.OPCODES.length) {
             throw new ProtocolException("opcode " + opcode);
         }
         int payload = at + PACKET_HEADER;
-        int n = b.getInt(payload - 4);
+        int n = b.getInt(at + DATA_LENGTH);
         if (n == -1 ? end > payload : n != end - payload) {
             throw new ProtocolException("a payload of " + n + " bytes in a frame of " + (end - at));
         }
         // a view of the link's buffer: the payload goes from the socket to its MR in one copy
         ByteBuffer data = n < 0 ? null : b.slice(payload, n);
-        return new Packet(Packet.KINDS[kind], b.getLong(at + 1), opcode, b.getInt(at + 10), b.getInt(at + 14),
-                b.getLong(at + 18), b.getInt(at + 26), b.getInt(at + 30), b.getLong(at + 34), b.getLong(at + 42),
-                b.getLong(at + 50), b.get(at + 58), data);
+        return new Packet(Packet.KINDS[kind], b.getLong(at + PSN), opcode, b.getInt(at + FLAGS),
+                b.getInt(at + IMMEDIATE), b.getLong(at + REMOTE_ADDRESS), b.getInt(at + RKEY), b.getInt(at + LENGTH),
+                b.getLong(at + COMPARE_ADD), b.getLong(at + SWAP), b.getLong(at + STATUS), b.get(at + PORT), data);
     }
 
     public static CmMessage decodeCm(ByteBuffer in, int at, int end) throws ProtocolException {
