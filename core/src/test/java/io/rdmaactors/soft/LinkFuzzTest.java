@@ -106,7 +106,7 @@ class LinkFuzzTest {
         try {
             switch (kind) {
                 case 0 -> send(s, bytes(random, random.nextInt(256))); // noise
-                case 1 -> send(s, ByteBuffer.allocate(9).putInt(37).put(LinkHandshake.HELLO).putInt(0x52414C32)
+                case 1 -> send(s, ByteBuffer.allocate(9).putInt(37).put(LinkHandshake.HELLO).putInt(LinkHandshake.MAGIC)
                         .array()); // a HELLO cut short
                 case 2 -> { } // silence: the handshake timeout ends it
                 case 3 -> send(s, ByteBuffer.allocate(4).putInt(random.nextInt()).array()); // any length

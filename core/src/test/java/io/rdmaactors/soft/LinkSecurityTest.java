@@ -133,7 +133,7 @@ class LinkSecurityTest {
         }
         try (SocketChannel raw = RawLink.connect(server.port(), 0)) {
             // a peer that skips checking the listener's proof still has to prove its own
-            ByteBuffer hello = ByteBuffer.allocate(41).putInt(37).put(LinkHandshake.HELLO).putInt(0x52414C32)
+            ByteBuffer hello = ByteBuffer.allocate(41).putInt(37).put(LinkHandshake.HELLO).putInt(LinkHandshake.MAGIC)
                     .put(new byte[32]).flip();
             raw.write(hello);
             InputStream in = raw.socket().getInputStream();

@@ -480,6 +480,48 @@ class TcpLinkTest {
      * A READ larger than a segment comes back in segments over a link, each scattered where it
      * belongs (here across two SGEs whose border no segment shares), and completes with the last.
      */
+    /**
+     * Sends around a small ring's size, posted at once so the ring fills: frames that wrap past
+     * its end, frames written in parts as room frees, and frames larger than the ring, each
+     * received whole and in order.
+     */
+    @Test
+    void sendsAroundTheRingsSizeArriveWhole() throws Exception {
+        int[] sizes = {100, 1000, 3000, 4000, 4100, 9000, 2500, 17, 3900, 3900};
+        int slot = 16 << 10;
+        Client client = new Client(Map.of("links.shm.bytes", "4096"));
+        CmId[] c = client.connect();
+        MemoryRegion from = client.pd.register(ByteBuffer.allocateDirect(sizes.length * slot));
+        MemoryRegion into = serverPd.register(ByteBuffer.allocateDirect(sizes.length * slot));
+        for (int i = 0; i < sizes.length; i++) {
+            c[1].queuePair().postReceive(ReceiveWorkRequest.of(i, into.sge(i * slot, slot)));
+            for (int b = 0; b < sizes[i]; b++) {
+                from.buffer().put(i * slot + b, (byte) (i * 31 + b * 7));
+            }
+        }
+        for (int i = 0; i < sizes.length; i++) {
+            c[0].queuePair().postSend(SendWorkRequest.send(i, from.sge(i * slot, sizes[i])));
+        }
+        WorkCompletion[] wc = new WorkCompletion[16];
+        long deadline = System.nanoTime() + STEP.toNanos();
+        for (int received = 0; received < sizes.length; ) {
+            assertTrue(System.nanoTime() < deadline, received + " of " + sizes.length + " received");
+            int n = serverCq.poll(wc);
+            for (int k = 0; k < n; k++) {
+                assertTrue(wc[k].isSuccess(), wc[k].toString());
+                int i = (int) wc[k].wrId();
+                assertEquals(received++, i, "in order");
+                assertEquals(sizes[i], wc[k].byteLen());
+                assertEquals(from.buffer().slice(i * slot, sizes[i]), into.buffer().slice(i * slot, sizes[i]),
+                        "message " + i + " of " + sizes[i] + " bytes");
+            }
+        }
+        c[0].close();
+        c[1].close();
+        from.close();
+        into.close();
+    }
+
     @Test
     void aLargeReadComesBackInSegmentsIntoItsSges() throws Exception {
         int size = 2 * LinkConnection.READ_SEGMENT + 12_345;

@@ -30,7 +30,7 @@ public final class LinkHandshake {
     public static final byte PROOF = 5;
     public static final byte ANSWER = 6;
     /** "RAL2": rdma-actors link, version 2. */
-    private static final int MAGIC = 0x52414C32;
+    public static final int MAGIC = 0x52414C32;
     private static final int NONCE = 32;
     private static final int MAC = 32;
     private static final int HELLO_LENGTH = 1 + 4 + NONCE;
