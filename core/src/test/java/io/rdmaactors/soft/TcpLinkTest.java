@@ -477,10 +477,6 @@ class TcpLinkTest {
     }
 
     /**
-     * A READ larger than a segment comes back in segments over a link, each scattered where it
-     * belongs (here across two SGEs whose border no segment shares), and completes with the last.
-     */
-    /**
      * Sends around a small ring's size, posted at once so the ring fills: frames that wrap past
      * its end, frames written in parts as room frees, and frames larger than the ring, each
      * received whole and in order.
@@ -522,6 +518,10 @@ class TcpLinkTest {
         into.close();
     }
 
+    /**
+     * A READ larger than a segment comes back in segments over a link, each scattered where it
+     * belongs (here across two SGEs whose border no segment shares), and completes with the last.
+     */
     @Test
     void aLargeReadComesBackInSegmentsIntoItsSges() throws Exception {
         int size = 2 * LinkConnection.READ_SEGMENT + 12_345;
