@@ -19,9 +19,8 @@ import io.rdmaactors.verbs.ResourceKind;
 import io.rdmaactors.verbs.SendWorkRequest;
 import io.rdmaactors.verbs.VerbsException;
 import java.nio.ByteBuffer;
-import java.util.LinkedHashMap;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
@@ -217,25 +216,32 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
      */
     private List<String> notModifiableInRts(QpAttributes a) {
         boolean rc = init.type() == QpType.RC;
-        Map<String, Object> set = new LinkedHashMap<>();
-        set.put("port_num", a.portNum());
-        set.put("pkey_index", a.pkeyIndex());
-        set.put("path_mtu", a.pathMtu());
-        set.put("dest_qp_num", a.destQpNum());
-        set.put("rq_psn", a.rqPsn());
-        set.put("sq_psn", a.sqPsn());
-        set.put("max_dest_rd_atomic", a.maxDestRdAtomic());
-        set.put("max_rd_atomic", a.maxRdAtomic());
-        set.put("timeout", a.timeout());
-        set.put("retry_cnt", a.retryCount());
-        set.put("rnr_retry", a.rnrRetry());
-        set.put("ah_attr", a.path());
-        set.put("qkey", rc ? a.qkey() : null);
-        set.put("access_flags", rc ? null : a.accessFlags());
-        set.put("min_rnr_timer", rc ? null : a.minRnrTimer());
-        set.put("alt_path", rc ? null : a.alternatePath());
-        set.put("path_mig_state", rc ? null : a.migrationState());
-        return set.entrySet().stream().filter(e -> e.getValue() != null).map(Map.Entry::getKey).toList();
+        // every connection modifies in RTS once (its RNR timer): no map or stream for the common case
+        List<String> set = new ArrayList<>(0);
+        refuseIfSet(set, "port_num", a.portNum());
+        refuseIfSet(set, "pkey_index", a.pkeyIndex());
+        refuseIfSet(set, "path_mtu", a.pathMtu());
+        refuseIfSet(set, "dest_qp_num", a.destQpNum());
+        refuseIfSet(set, "rq_psn", a.rqPsn());
+        refuseIfSet(set, "sq_psn", a.sqPsn());
+        refuseIfSet(set, "max_dest_rd_atomic", a.maxDestRdAtomic());
+        refuseIfSet(set, "max_rd_atomic", a.maxRdAtomic());
+        refuseIfSet(set, "timeout", a.timeout());
+        refuseIfSet(set, "retry_cnt", a.retryCount());
+        refuseIfSet(set, "rnr_retry", a.rnrRetry());
+        refuseIfSet(set, "ah_attr", a.path());
+        refuseIfSet(set, "qkey", rc ? a.qkey() : null);
+        refuseIfSet(set, "access_flags", rc ? null : a.accessFlags());
+        refuseIfSet(set, "min_rnr_timer", rc ? null : a.minRnrTimer());
+        refuseIfSet(set, "alt_path", rc ? null : a.alternatePath());
+        refuseIfSet(set, "path_mig_state", rc ? null : a.migrationState());
+        return set;
+    }
+
+    private static void refuseIfSet(List<String> refused, String attribute, Object value) {
+        if (value != null) {
+            refused.add(attribute);
+        }
     }
 
     private void apply(QpState from, QpState to, QpAttributes a) {
