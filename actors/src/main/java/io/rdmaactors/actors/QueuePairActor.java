@@ -240,8 +240,10 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private ReleasedArrays released;
     /** Polling again after completions, on one of the device's spin turns; re-armed when the spin ends. */
     private boolean spinning;
-    /** The device's {@code othersAwaiting} when this spin took its turn: it ends when that moves. */
-    private long othersAwaitingAtSpin;
+    /** The device's count of wake-ups awaiting answers when this spin took its turn (CompletionPoller). */
+    private long awaitingWakeUpsAtSpin;
+    /** The same count after this connection's last wake-up awaiting an answer. */
+    private long awaitingWakeUpsSeen;
     /** A message was ever delivered to the handler: the connection carries requests and answers. */
     private boolean delivered;
     /** Posted since the last message was delivered, on a connection that gets answers: one may come soon. */
@@ -621,10 +623,13 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     }
 
     private Behavior<ConnectionCommand> onNotified() {
+        boolean othersWoke = false;
         if (awaitingAnswer && !spinning && wait.givesWay()) {
-            completions.wokeAwaiting();
+            // others woke since this connection last did: their completions keep the cores busy
+            othersWoke = completions.othersBusySince(awaitingWakeUpsSeen);
+            awaitingWakeUpsSeen = completions.wokeAwaiting();
         }
-        if ((eventsWakeNoThread && !cq.pollProgresses()) || wait.skipsSpin()
+        if (othersWoke || (eventsWakeNoThread && !cq.pollProgresses()) || wait.skipsSpin()
                 || !(spinning || completions.takeSpinTurn())) {
             completions.rearm();
             pollAll();
@@ -635,7 +640,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         wait.begin(System.nanoTime());
         if (!spinning) {
             spinning = true;
-            othersAwaitingAtSpin = completions.othersAwaiting();
+            awaitingWakeUpsAtSpin = completions.awaitingWakeUps();
             pollAgain();
         }
         return this;
@@ -644,7 +649,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     /** One poll per mailbox turn while the spin lasts; then re-arm, and poll once more for what raced the arm. */
     private Behavior<ConnectionCommand> onPollAgain() {
         answerDelivered = false;
-        if (wait.givesWay() && completions.othersAwaiting() != othersAwaitingAtSpin) {
+        if (wait.givesWay() && completions.othersBusySince(awaitingWakeUpsAtSpin)) {
             // other connections await answers too: the cores have their work, and theirs will come
             completions.rearm();
             pollAll();
