@@ -650,7 +650,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private Behavior<ConnectionCommand> onPollAgain() {
         answerDelivered = false;
         if (wait.givesWay() && completions.othersBusySince(awaitingWakeUpsAtSpin)) {
-            // other connections await answers too: the cores have their work, and theirs will come
+            // more connections than spin turns await answers: the cores have their work, and this
+            // one's answer comes through the armed CQ
             completions.rearm();
             pollAll();
             endSpin();
