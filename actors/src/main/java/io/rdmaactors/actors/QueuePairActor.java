@@ -650,8 +650,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private Behavior<ConnectionCommand> onPollAgain() {
         answerDelivered = false;
         if (wait.givesWay() && completions.othersBusySince(awaitingWakeUpsAtSpin)) {
-            // more connections than spin turns await answers: the cores have their work, and this
-            // one's answer comes through the armed CQ
+            // other connections await answers too: the cores have their work, and theirs will come
             completions.rearm();
             pollAll();
             endSpin();
