@@ -48,12 +48,11 @@ final class CompletionPoller implements AutoCloseable {
      */
     private final Semaphore spinTurns = new Semaphore(SPIN_TURNS);
     /**
-     * Wake-ups of connections awaiting an answer that were not spinning. When it grows by a spin
-     * turn's worth while a connection waits, more request-response connections are busy on the
-     * device than it has turns: their completions come to threads awake anyway, and a spin, whose
-     * polls wait behind their work, only keeps its own CQ unarmed. None begins, one under way ends.
+     * Wake-ups of connections awaiting an answer that were not spinning. While this grows, other
+     * request-response connections are busy on the device, their completions come to threads that
+     * are awake anyway, and a spin only holds the cores from their work: it ends.
      */
-    private final AtomicLong awaitingWakeUps = new AtomicLong();
+    private final AtomicLong othersAwaiting = new AtomicLong();
 
     /** @param threadPrefix what its threads' names start with, {@link RdmaManager#threadPrefix} */
     CompletionPoller(Device device, int threads, String threadPrefix) {
@@ -156,19 +155,14 @@ final class CompletionPoller implements AutoCloseable {
             return false;
         }
 
-        /** A connection awaiting an answer was woken while not spinning: the count, with this one. */
-        long wokeAwaiting() {
-            return awaitingWakeUps.incrementAndGet();
+        /** A connection awaiting an answer was woken while not spinning (see {@link #othersAwaiting()}). */
+        void wokeAwaiting() {
+            othersAwaiting.incrementAndGet();
         }
 
         /** How many wake-ups of connections awaiting an answer, not spinning, the device has seen. */
-        long awaitingWakeUps() {
-            return awaitingWakeUps.get();
-        }
-
-        /** Whether connections awaiting answers were woken a spin turn's worth of times since {@code seen}. */
-        boolean othersBusySince(long seen) {
-            return awaitingWakeUps.get() - seen >= SPIN_TURNS;
+        long othersAwaiting() {
+            return othersAwaiting.get();
         }
 
         void endSpinTurn() {

@@ -240,10 +240,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private ReleasedArrays released;
     /** Polling again after completions, on one of the device's spin turns; re-armed when the spin ends. */
     private boolean spinning;
-    /** The device's count of wake-ups awaiting answers when this spin took its turn (CompletionPoller). */
-    private long awaitingWakeUpsAtSpin;
-    /** The same count after this connection's last wake-up awaiting an answer. */
-    private long awaitingWakeUpsSeen;
+    /** The device's {@code othersAwaiting} when this spin took its turn: it ends when that moves. */
+    private long othersAwaitingAtSpin;
     /** A message was ever delivered to the handler: the connection carries requests and answers. */
     private boolean delivered;
     /** Posted since the last message was delivered, on a connection that gets answers: one may come soon. */
@@ -623,13 +621,10 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     }
 
     private Behavior<ConnectionCommand> onNotified() {
-        boolean othersWoke = false;
         if (awaitingAnswer && !spinning && wait.givesWay()) {
-            // others woke since this connection last did: their completions keep the cores busy
-            othersWoke = completions.othersBusySince(awaitingWakeUpsSeen);
-            awaitingWakeUpsSeen = completions.wokeAwaiting();
+            completions.wokeAwaiting();
         }
-        if (othersWoke || (eventsWakeNoThread && !cq.pollProgresses()) || wait.skipsSpin()
+        if ((eventsWakeNoThread && !cq.pollProgresses()) || wait.skipsSpin()
                 || !(spinning || completions.takeSpinTurn())) {
             completions.rearm();
             pollAll();
@@ -640,7 +635,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         wait.begin(System.nanoTime());
         if (!spinning) {
             spinning = true;
-            awaitingWakeUpsAtSpin = completions.awaitingWakeUps();
+            othersAwaitingAtSpin = completions.othersAwaiting();
             pollAgain();
         }
         return this;
@@ -649,7 +644,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     /** One poll per mailbox turn while the spin lasts; then re-arm, and poll once more for what raced the arm. */
     private Behavior<ConnectionCommand> onPollAgain() {
         answerDelivered = false;
-        if (wait.givesWay() && completions.othersBusySince(awaitingWakeUpsAtSpin)) {
+        if (wait.givesWay() && completions.othersAwaiting() != othersAwaitingAtSpin) {
             // other connections await answers too: the cores have their work, and theirs will come
             completions.rearm();
             pollAll();
