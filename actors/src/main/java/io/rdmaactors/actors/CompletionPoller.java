@@ -10,7 +10,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -47,12 +46,6 @@ final class CompletionPoller implements AutoCloseable {
      * concurrent ping-pongs that all yield make far fewer round trips than ones that never poll on).
      */
     private final Semaphore spinTurns = new Semaphore(SPIN_TURNS);
-    /**
-     * Wake-ups of connections awaiting an answer that were not spinning. While this grows, other
-     * request-response connections are busy on the device, their completions come to threads that
-     * are awake anyway, and a spin only holds the cores from their work: it ends.
-     */
-    private final AtomicLong othersAwaiting = new AtomicLong();
 
     /** @param threadPrefix what its threads' names start with, {@link RdmaManager#threadPrefix} */
     CompletionPoller(Device device, int threads, String threadPrefix) {
@@ -153,16 +146,6 @@ final class CompletionPoller implements AutoCloseable {
                 return true;
             }
             return false;
-        }
-
-        /** A connection awaiting an answer was woken while not spinning (see {@link #othersAwaiting()}). */
-        void wokeAwaiting() {
-            othersAwaiting.incrementAndGet();
-        }
-
-        /** How many wake-ups of connections awaiting an answer, not spinning, the device has seen. */
-        long othersAwaiting() {
-            return othersAwaiting.get();
         }
 
         void endSpinTurn() {

@@ -240,8 +240,6 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private ReleasedArrays released;
     /** Polling again after completions, on one of the device's spin turns; re-armed when the spin ends. */
     private boolean spinning;
-    /** The device's {@code othersAwaiting} when this spin took its turn: it ends when that moves. */
-    private long othersAwaitingAtSpin;
     /** A message was ever delivered to the handler: the connection carries requests and answers. */
     private boolean delivered;
     /** Posted since the last message was delivered, on a connection that gets answers: one may come soon. */
@@ -621,9 +619,6 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     }
 
     private Behavior<ConnectionCommand> onNotified() {
-        if (awaitingAnswer && !spinning && wait.givesWay()) {
-            completions.wokeAwaiting();
-        }
         if ((eventsWakeNoThread && !cq.pollProgresses()) || wait.skipsSpin()
                 || !(spinning || completions.takeSpinTurn())) {
             completions.rearm();
@@ -635,7 +630,6 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         wait.begin(System.nanoTime());
         if (!spinning) {
             spinning = true;
-            othersAwaitingAtSpin = completions.othersAwaiting();
             pollAgain();
         }
         return this;
@@ -644,14 +638,6 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     /** One poll per mailbox turn while the spin lasts; then re-arm, and poll once more for what raced the arm. */
     private Behavior<ConnectionCommand> onPollAgain() {
         answerDelivered = false;
-        if (wait.givesWay() && completions.othersAwaiting() != othersAwaitingAtSpin) {
-            // other connections await answers too: the cores have their work, and theirs will come
-            completions.rearm();
-            pollAll();
-            endSpin();
-            wait.gaveWay();
-            return this;
-        }
         if (pollAll() > 0) {
             wait.found(System.nanoTime());
         }
