@@ -10,6 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -36,6 +37,12 @@ final class CompletionPoller implements AutoCloseable {
     private static final AtomicInteger SPIN_TURNS_HELD = new AtomicInteger();
     /** Spin turns per device: one per two cores, so spinning connections leave half the cores to the rest. */
     static final int SPIN_TURNS = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
+    /**
+     * Others' answers taken on wake-ups, between two of a connection's own, that mean the device is
+     * busy. Twice the spin turns: a connection's peer in the same process takes one per round trip
+     * (the request it answers), so a lone ping-pong inside one JVM never reaches it.
+     */
+    static final int BUSY_ANSWERS = 2 * SPIN_TURNS;
 
     private final Waiter[] waiters;
     private final AtomicInteger next = new AtomicInteger();
@@ -46,6 +53,13 @@ final class CompletionPoller implements AutoCloseable {
      * concurrent ping-pongs that all yield make far fewer round trips than ones that never poll on).
      */
     private final Semaphore spinTurns = new Semaphore(SPIN_TURNS);
+    /**
+     * Answers that connections not spinning took when their CQ woke them. When it grows by
+     * {@link #BUSY_ANSWERS} while a connection waits, more request-response connections are busy on
+     * the device than it has turns: their completions come to threads awake anyway, and a spin, whose
+     * polls wait behind their work, only keeps its own CQ unarmed. None begins, one under way ends.
+     */
+    private final AtomicLong answersOnWakeUps = new AtomicLong();
 
     /** @param threadPrefix what its threads' names start with, {@link RdmaManager#threadPrefix} */
     CompletionPoller(Device device, int threads, String threadPrefix) {
@@ -146,6 +160,21 @@ final class CompletionPoller implements AutoCloseable {
                 return true;
             }
             return false;
+        }
+
+        /** A connection not spinning took an answer when its CQ woke it: the count, with this one. */
+        long answeredOnWakeUp() {
+            return answersOnWakeUps.incrementAndGet();
+        }
+
+        /** How many answers connections not spinning took on wake-ups on this device. */
+        long answersOnWakeUps() {
+            return answersOnWakeUps.get();
+        }
+
+        /** Whether others took {@link #BUSY_ANSWERS} answers on wake-ups since the count was {@code seen}. */
+        boolean othersBusySince(long seen) {
+            return answersOnWakeUps.get() - seen >= BUSY_ANSWERS;
         }
 
         void endSpinTurn() {

@@ -99,6 +99,20 @@ final class CompletionWait {
     }
 
     /**
+     * Whether a spin gives way to other connections awaiting answers on the device: not in latency
+     * mode, whose spins are what it is for.
+     */
+    boolean givesWay() {
+        return backsOff;
+    }
+
+    /** The spin gave way to other connections awaiting answers: it counts as one that found nothing. */
+    void gaveWay() {
+        found = false;
+        end();
+    }
+
+    /**
      * The spin ended with nothing after the re-arm. One that found something clears the skips; one
      * that found nothing doubles them; one that took no time (no busy part, nothing awaited) proves
      * nothing either way.

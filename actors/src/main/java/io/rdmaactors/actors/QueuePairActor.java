@@ -240,6 +240,13 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private ReleasedArrays released;
     /** Polling again after completions, on one of the device's spin turns; re-armed when the spin ends. */
     private boolean spinning;
+    /**
+     * The device's count of answers taken on wake-ups when this spin began or last found completions
+     * (CompletionPoller): the others' answers since then are what the spin gives way to.
+     */
+    private long answersAtFound;
+    /** The same count after this connection last took an answer on a wake-up. */
+    private long answersSeen;
     /** A message was ever delivered to the handler: the connection carries requests and answers. */
     private boolean delivered;
     /** Posted since the last message was delivered, on a connection that gets answers: one may come soon. */
@@ -619,17 +626,24 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     }
 
     private Behavior<ConnectionCommand> onNotified() {
-        if ((eventsWakeNoThread && !cq.pollProgresses()) || wait.skipsSpin()
-                || !(spinning || completions.takeSpinTurn())) {
-            completions.rearm();
-            pollAll();
-            return this;
-        }
         answerDelivered = false;
         pollAll();
+        boolean othersBusy = false;
+        if (answerDelivered && !spinning && wait.givesWay()) {
+            // others took answers since this connection last did: their completions keep the cores busy
+            othersBusy = completions.othersBusySince(answersSeen);
+            answersSeen = completions.answeredOnWakeUp();
+        }
+        if (othersBusy || (eventsWakeNoThread && !cq.pollProgresses()) || wait.skipsSpin()
+                || !(spinning || completions.takeSpinTurn())) {
+            completions.rearm();
+            pollAll(); // what completed before the arm
+            return this;
+        }
         wait.begin(System.nanoTime());
         if (!spinning) {
             spinning = true;
+            answersAtFound = completions.answersOnWakeUps();
             pollAgain();
         }
         return this;
@@ -638,8 +652,18 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     /** One poll per mailbox turn while the spin lasts; then re-arm, and poll once more for what raced the arm. */
     private Behavior<ConnectionCommand> onPollAgain() {
         answerDelivered = false;
+        if (wait.givesWay() && completions.othersBusySince(answersAtFound)) {
+            // more connections than spin turns await answers: the cores have their work, and this
+            // one's answer comes through the armed CQ
+            completions.rearm();
+            pollAll();
+            endSpin();
+            wait.gaveWay();
+            return this;
+        }
         if (pollAll() > 0) {
             wait.found(System.nanoTime());
+            answersAtFound = completions.answersOnWakeUps();
         }
         switch (wait.next(System.nanoTime(), awaitingAnswer)) {
             case POLL -> pollAgain();

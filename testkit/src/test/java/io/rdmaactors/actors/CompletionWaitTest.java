@@ -48,6 +48,18 @@ class CompletionWaitTest {
     }
 
     @Test
+    void aSpinThatGaveWayToOtherConnectionsCountsAsOneThatFoundNothing() {
+        CompletionWait wait = new CompletionWait(SPIN, YIELD);
+        assertTrue(wait.givesWay());
+        wait.begin(0);
+        wait.found(5);
+        wait.gaveWay();
+        assertTrue(wait.skipsSpin(), "what it found does not spare the next wake-up its skip");
+        assertFalse(wait.skipsSpin());
+        assertFalse(CompletionWait.latency().givesWay(), "latency mode spins whoever else waits");
+    }
+
+    @Test
     void latencyModePollsBusyWhateverItAwaitsAndAMissedSpinSparesNoLaterOne() {
         CompletionWait wait = CompletionWait.latency();
         long spin = CompletionWait.LATENCY_SPIN_NANOS;
