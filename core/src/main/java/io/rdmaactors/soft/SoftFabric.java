@@ -202,7 +202,6 @@ public final class SoftFabric implements Fabric {
         live.remove(resource);
     }
 
-    /** Runs later on the fabric's timer thread, unless the fabric closed meanwhile. */
     /** The CM ids still open, for fault injection that names a connection by its addresses. */
     List<CmId> liveCmIds() {
         List<CmId> ids = new ArrayList<>();
@@ -214,6 +213,7 @@ public final class SoftFabric implements Fabric {
         return ids;
     }
 
+    /** Runs later on the fabric's timer thread, unless the fabric closed meanwhile. */
     void schedule(Runnable task, long delayMs) {
         if (!closed) {
             try {
