@@ -400,7 +400,7 @@ public final class ActorVersusPekkoTcp {
     /** Round trips in a histogram whose time stamps are the first Send's and the last answer's System.nanoTime(). */
     private CompletableFuture<Histogram> rdmaPingPong(int size, int count) {
         CompletableFuture<Histogram> result = new CompletableFuture<>();
-        byte[] message = new byte[size];
+        ByteString message = ByteString.fromArrayUnsafe(new byte[size]); // one for every Send, as TcpClient's
         ActorRef<RdmaProtocol.ConnectionEvent> client = system.systemActorOf(Behaviors.setup(ctx -> {
             Histogram h = new Histogram(3_600_000_000L, 3);
             ActorRef<?>[] peer = new ActorRef<?>[1];
@@ -451,7 +451,7 @@ public final class ActorVersusPekkoTcp {
     /** As {@link #stream}. */
     private CompletableFuture<Double> rdmaStream(int size, int count, StreamControl control) {
         CompletableFuture<Double> result = new CompletableFuture<>();
-        byte[] message = new byte[size];
+        ByteString message = ByteString.fromArrayUnsafe(new byte[size]); // one for every Send, as TcpStream's
         int ackEvery = size < LARGE_WRITE ? ACK_EVERY : 1;
         // a send queue's worth outstanding (less one slot for the end marker), at most 4 MiB, as a
         // TCP socket's buffer holds
