@@ -165,9 +165,7 @@ public final class ActorPingPong implements Callable<Integer> {
         return Behaviors.receive(ConnectionEvent.class)
                 .onMessage(RdmaProtocol.Received.class, r -> {
                     long now = System.nanoTime();
-                    if (at.round >= warmUp) {
-                        at.report.record(now - at.sent);
-                    }
+                    at.report.record(now - at.sent);
                     at.progress.advance();
                     // r.buffer() reads an answer received in place without copying it; r.data() would copy
                     if (verify ? Payload.check(r.buffer(), size) != at.round : r.size() != size) {
@@ -176,6 +174,7 @@ public final class ActorPingPong implements Callable<Integer> {
                     }
                     if (++at.round == warmUp) {
                         at.start = now;
+                        at.report.reset();
                     }
                     if (at.round < warmUp + count) {
                         at.sent = now;

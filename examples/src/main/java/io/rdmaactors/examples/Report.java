@@ -22,6 +22,15 @@ final class Report {
         latencies.recordValue(Math.min(nanos, HIGHEST_NANOS));
     }
 
+    /**
+     * Forgets what was recorded. A warm-up records as the measured run does and is then forgotten:
+     * had it skipped recording, the measured run would start on code the JIT never saw run, and
+     * recompile it while it is being timed.
+     */
+    void reset() {
+        latencies.reset();
+    }
+
     /** "round trip us: p50 ... max ... mean ...", microseconds with one decimal. */
     String latency(String operation) {
         return String.format("  %s latency (us): p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f  mean %.1f",
