@@ -99,14 +99,14 @@ final class CompletionWait {
     }
 
     /**
-     * Whether a spin gives way to other connections awaiting answers on the device: not in latency
-     * mode, whose spins are what it is for.
+     * Whether a spin gives way to other request-response connections busy on the device: not in
+     * latency mode, whose spins are what it is for.
      */
     boolean givesWay() {
         return backsOff;
     }
 
-    /** The spin gave way to other connections awaiting answers: it counts as one that found nothing. */
+    /** The spin gave way to other request-response connections: it counts as one that found nothing. */
     void gaveWay() {
         found = false;
         end();

@@ -653,8 +653,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private Behavior<ConnectionCommand> onPollAgain() {
         answerDelivered = false;
         if (wait.givesWay() && completions.othersBusySince(answersAtFound)) {
-            // more connections than spin turns await answers: the cores have their work, and this
-            // one's answer comes through the armed CQ
+            // more request-response connections than spin turns take answers: the cores have their
+            // work, and this one's answer comes through the armed CQ
             completions.rearm();
             pollAll();
             endSpin();
