@@ -627,18 +627,26 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
 
     private Behavior<ConnectionCommand> onNotified() {
         answerDelivered = false;
-        pollAll();
+        boolean polled = false;
         boolean othersBusy = false;
-        if (answerDelivered && !spinning && wait.givesWay()) {
-            // others took answers since this connection last did: their completions keep the cores busy
-            othersBusy = completions.othersBusySince(answersSeen);
-            answersSeen = completions.answeredOnWakeUp();
+        if (awaitingAnswer && !spinning && wait.givesWay()) {
+            // whether this wake-up brought the answer decides whether a spin begins: poll first
+            pollAll();
+            polled = true;
+            if (answerDelivered) {
+                // others took answers since this connection last did: their completions keep the cores busy
+                othersBusy = completions.othersBusySince(answersSeen);
+                answersSeen = completions.answeredOnWakeUp();
+            }
         }
         if (othersBusy || (eventsWakeNoThread && !cq.pollProgresses()) || wait.skipsSpin()
                 || !(spinning || completions.takeSpinTurn())) {
             completions.rearm();
             pollAll(); // what completed before the arm
             return this;
+        }
+        if (!polled) {
+            pollAll();
         }
         wait.begin(System.nanoTime());
         if (!spinning) {
