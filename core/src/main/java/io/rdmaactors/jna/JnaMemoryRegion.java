@@ -3,6 +3,7 @@ package io.rdmaactors.jna;
 import com.sun.jna.Pointer;
 import io.rdmaactors.jna.binding.IbvMr;
 import io.rdmaactors.verbs.Access;
+import io.rdmaactors.verbs.InvalidRequestException;
 import io.rdmaactors.verbs.MemoryRegion;
 import io.rdmaactors.verbs.ResourceKind;
 import java.nio.ByteBuffer;
@@ -25,6 +26,13 @@ final class JnaMemoryRegion extends JnaResource implements MemoryRegion {
         this.lkey = p.getInt(IbvMr.LKEY);
         this.rkey = p.getInt(IbvMr.RKEY);
         this.access = Set.copyOf(access);
+    }
+
+    static JnaMemoryRegion of(MemoryRegion mr) {
+        if (mr instanceof JnaMemoryRegion j) {
+            return j;
+        }
+        throw new InvalidRequestException("ibv_post_send", "not a memory region of the jna fabric: " + mr);
     }
 
     @Override

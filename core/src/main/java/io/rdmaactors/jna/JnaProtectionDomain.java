@@ -11,6 +11,7 @@ import io.rdmaactors.verbs.AddressHandle;
 import io.rdmaactors.verbs.Device;
 import io.rdmaactors.verbs.InvalidRequestException;
 import io.rdmaactors.verbs.MemoryRegion;
+import io.rdmaactors.verbs.MemoryWindow;
 import io.rdmaactors.verbs.ProtectionDomain;
 import io.rdmaactors.verbs.QpInitAttributes;
 import io.rdmaactors.verbs.QueuePair;
@@ -60,6 +61,20 @@ final class JnaProtectionDomain extends JnaResource implements ProtectionDomain 
                 throw core.lastError("ibv_reg_mr");
             }
             return new JnaMemoryRegion(this, mr, view, address, access);
+        } finally {
+            exit();
+        }
+    }
+
+    @Override
+    public MemoryWindow allocateMemoryWindow() {
+        long pd = enter("ibv_alloc_mw");
+        try {
+            long mw = core.ibv_alloc_mw(pd, JnaMemoryWindow.TYPE_2);
+            if (mw == 0) {
+                throw core.lastError("ibv_alloc_mw");
+            }
+            return new JnaMemoryWindow(this, mw);
         } finally {
             exit();
         }

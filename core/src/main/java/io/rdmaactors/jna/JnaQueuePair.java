@@ -24,6 +24,7 @@ import io.rdmaactors.verbs.QueuePair;
 import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.ResourceKind;
 import io.rdmaactors.verbs.SendFlag;
+import io.rdmaactors.verbs.SendOpcode;
 import io.rdmaactors.verbs.SendWorkRequest;
 import io.rdmaactors.verbs.VerbsException;
 import java.util.Arrays;
@@ -307,14 +308,11 @@ final class JnaQueuePair extends JnaResource implements QueuePair {
                 SendWorkRequest[] posting = fit == requests.length ? requests : Arrays.copyOf(requests, fit);
                 long qp = enter("ibv_post_send");
                 try {
-                    sendList.writeSends(posting, init.type() == QpType.UD);
-                    int rc = pd.device.ops.postSend(qp, sendList.firstAddress(), sendList.badWrAddress());
-                    int failed = rc == 0 ? fit : sendList.failedIndex(IbvSendWr.SIZE);
-                    for (int i = 0; i < failed; i++) {
-                        sendSlots.posted(init.signalAll() || posting[i].has(SendFlag.SIGNALED));
-                    }
-                    if (rc != 0) {
-                        throw postFailure("ibv_post_send", qp, rc, failed);
+                    enterBinds(posting);
+                    try {
+                        post(qp, posting, fit);
+                    } finally {
+                        exitBinds(posting, posting.length);
                     }
                 } finally {
                     exit();
@@ -323,6 +321,57 @@ final class JnaQueuePair extends JnaResource implements QueuePair {
             if (fit < requests.length) {
                 throw new PostException(new QueueFullException("ibv_post_send", "the send queue holds "
                         + init.maxSendWr() + " requests"), fit);
+            }
+        }
+    }
+
+    private void post(long qp, SendWorkRequest[] posting, int fit) {
+        sendList.writeSends(posting, init.type() == QpType.UD);
+        int rc = pd.device.ops.postSend(qp, sendList.firstAddress(), sendList.badWrAddress());
+        int failed = rc == 0 ? fit : sendList.failedIndex(IbvSendWr.SIZE);
+        for (int i = 0; i < failed; i++) {
+            sendSlots.posted(init.signalAll() || posting[i].has(SendFlag.SIGNALED));
+            if (posting[i].opcode() == SendOpcode.BIND_MW) {
+                JnaMemoryWindow.of(posting[i].bind().window()).posted(posting[i].bind().rkey());
+            }
+        }
+        if (rc != 0) {
+            throw postFailure("ibv_post_send", qp, rc, failed);
+        }
+    }
+
+    /**
+     * Holds the window and region of each bind open through the post (rdma-core reads both); one
+     * closed fails the post, after letting go of those before it.
+     */
+    private static void enterBinds(SendWorkRequest[] requests) {
+        for (int i = 0; i < requests.length; i++) {
+            if (requests[i].opcode() != SendOpcode.BIND_MW) {
+                continue;
+            }
+            SendWorkRequest.WindowBind bind = requests[i].bind();
+            try {
+                JnaMemoryWindow mw = JnaMemoryWindow.of(bind.window());
+                JnaMemoryRegion mr = JnaMemoryRegion.of(bind.region());
+                mw.enter("ibv_post_send");
+                try {
+                    mr.enter("ibv_post_send");
+                } catch (VerbsException e) {
+                    mw.exit();
+                    throw e;
+                }
+            } catch (VerbsException e) {
+                exitBinds(requests, i);
+                throw new PostException(e, i);
+            }
+        }
+    }
+
+    private static void exitBinds(SendWorkRequest[] requests, int count) {
+        for (int i = 0; i < count; i++) {
+            if (requests[i].opcode() == SendOpcode.BIND_MW) {
+                JnaMemoryRegion.of(requests[i].bind().region()).exit();
+                JnaMemoryWindow.of(requests[i].bind().window()).exit();
             }
         }
     }

@@ -5,10 +5,12 @@ import com.sun.jna.Pointer;
 import io.rdmaactors.jna.binding.IbvRecvWr;
 import io.rdmaactors.jna.binding.IbvSendWr;
 import io.rdmaactors.jna.binding.IbvSge;
+import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.InvalidRequestException;
 import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.ScatterGatherElement;
 import io.rdmaactors.verbs.SendFlag;
+import io.rdmaactors.verbs.SendOpcode;
 import io.rdmaactors.verbs.SendWorkRequest;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -76,6 +78,16 @@ final class WorkRequestList {
             view.putInt(at + IbvSendWr.SEND_FLAGS, flags);
             if (r.opcode().hasImmediate()) {
                 view.putInt(at + IbvSendWr.IMM_DATA, Integer.reverseBytes(r.immData()));
+            } else if (r.opcode() == SendOpcode.LOCAL_INV) {
+                view.putInt(at + IbvSendWr.IMM_DATA, r.rkey()); // invalidate_rkey shares imm_data's place, host order
+            } else if (r.opcode() == SendOpcode.BIND_MW) {
+                SendWorkRequest.WindowBind bind = r.bind();
+                view.putLong(at + IbvSendWr.BIND_MW, JnaMemoryWindow.of(bind.window()).pointer);
+                view.putInt(at + IbvSendWr.BIND_RKEY, bind.rkey());
+                view.putLong(at + IbvSendWr.BIND_MR, JnaMemoryRegion.of(bind.region()).pointer);
+                view.putLong(at + IbvSendWr.BIND_ADDR, bind.address());
+                view.putLong(at + IbvSendWr.BIND_LENGTH, bind.length());
+                view.putInt(at + IbvSendWr.BIND_ACCESS, Access.mask(bind.access()));
             }
             if (r.opcode().isAtomic()) {
                 view.putLong(at + IbvSendWr.ATOMIC_REMOTE_ADDR, r.remoteAddress());

@@ -56,6 +56,7 @@ final class SoftCompleter {
                             // a READ completes with its last segment
                             requester.inflight.poll();
                             complete(head, WcStatus.SUCCESS, (int) (offset + data.remaining()));
+                            completeThrough(r.psn());
                         }
                     }
                     break;
@@ -91,13 +92,36 @@ final class SoftCompleter {
         }
     }
 
-    /** An ACK acknowledges every request before it; reads and atomics wait for their own response. */
+    /**
+     * An ACK acknowledges every request before it; reads and atomics wait for their own response.
+     * A bind or invalidation that ran completes once it is the oldest.
+     */
     private void completeThrough(long psn) {
         SoftRequester.SendWqe w;
-        while ((w = requester.inflight.peek()) != null && w.psn <= psn && SoftRequester.needsPayload(w.wr.opcode())) {
-            requester.inflight.poll();
-            complete(w, WcStatus.SUCCESS, 0);
+        while ((w = requester.inflight.peek()) != null) {
+            if (w.wr.opcode().isLocal()) {
+                requester.inflight.poll();
+                if (!completeLocal(w)) {
+                    return;
+                }
+            } else if (w.psn <= psn && SoftRequester.needsPayload(w.wr.opcode())) {
+                requester.inflight.poll();
+                complete(w, WcStatus.SUCCESS, 0);
+            } else {
+                return;
+            }
         }
+    }
+
+    /** Completes a bind or invalidation that ran; false when it failed, which puts the QP in error. */
+    boolean completeLocal(SoftRequester.SendWqe w) {
+        if (w.localFailure == null) {
+            complete(w, WcStatus.SUCCESS, 0);
+            return true;
+        }
+        complete(w, w.localFailure, 0);
+        qp.enterError();
+        return false;
     }
 
     /** Completes every outstanding send with WR_FLUSH_ERR, unsignaled ones included. The caller holds sendLock. */

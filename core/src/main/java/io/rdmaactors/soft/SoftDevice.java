@@ -34,6 +34,8 @@ final class SoftDevice implements Device {
     final EventQueue<AsyncEvent> asyncQueue = new EventQueue<>();
     private final Map<Integer, SoftQueuePair> qps = new ConcurrentHashMap<>();
     private final Map<Integer, SoftMemoryRegion> keys = new ConcurrentHashMap<>();
+    /** Memory windows by index (a window's key without its low byte, which each bind changes). */
+    private final Map<Integer, SoftMemoryWindow> windows = new ConcurrentHashMap<>();
     private final AtomicInteger nextQpn = new AtomicInteger(0x11);
     /** Keys and addresses a peer must not guess: it may touch only what it was told of. */
     private final SecureRandom random = new SecureRandom();
@@ -161,13 +163,18 @@ final class SoftDevice implements Device {
         return List.copyOf(qps.values());
     }
 
-    /** A fresh random key, never 0 and never one in use; lkey and rkey are the same value, as on most HCAs. */
+    /**
+     * A fresh random key, never 0, never one in use and never one a memory window's index claims;
+     * lkey and rkey are the same value, as on most HCAs.
+     */
     int register(SoftMemoryRegion mr) {
-        int key;
-        do {
-            key = random.nextInt();
-        } while (key == 0 || keys.putIfAbsent(key, mr) != null);
-        return key;
+        synchronized (windows) {
+            int key;
+            do {
+                key = random.nextInt();
+            } while (key == 0 || windows.containsKey(key >>> 8) || keys.putIfAbsent(key, mr) != null);
+            return key;
+        }
     }
 
     void deregister(int key) {
@@ -176,6 +183,42 @@ final class SoftDevice implements Device {
 
     SoftMemoryRegion memoryRegion(int key) {
         return keys.get(key);
+    }
+
+    /**
+     * A window's first key: a fresh index (no region's key and no other window has it) and a random
+     * key byte, as rxe gives an index from its pool and a key byte from a counter.
+     */
+    int allocate(SoftMemoryWindow mw) {
+        synchronized (windows) {
+            while (true) {
+                int key = random.nextInt();
+                int index = key >>> 8;
+                if (index == 0 || windows.containsKey(index) || regionHasIndex(index)) {
+                    continue;
+                }
+                windows.put(index, mw);
+                return key;
+            }
+        }
+    }
+
+    private boolean regionHasIndex(int index) {
+        for (int low = 0; low < 256; low++) {
+            if (keys.containsKey((index << 8) | low)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    void deallocate(int key) {
+        windows.remove(key >>> 8);
+    }
+
+    /** The window whose index the key names, whatever its key byte; null when none. */
+    SoftMemoryWindow memoryWindow(int key) {
+        return windows.get(key >>> 8);
     }
 
     /** A page-aligned virtual address range after a guard gap of 1 to 16 random pages, so regions never touch. */

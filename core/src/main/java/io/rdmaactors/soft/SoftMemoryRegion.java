@@ -2,11 +2,13 @@ package io.rdmaactors.soft;
 
 import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.MemoryRegion;
+import io.rdmaactors.verbs.ResourceBusyException;
 import io.rdmaactors.verbs.ResourceKind;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.EnumSet;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Registered memory. Its address is a virtual address the device hands out (as a real MR's is the
@@ -19,6 +21,8 @@ final class SoftMemoryRegion extends SoftResource implements MemoryRegion {
     private final long address;
     private final int key;
     private final Set<Access> access;
+    /** Memory windows bound to the region: it cannot be deregistered while any is. */
+    final AtomicInteger windows = new AtomicInteger();
 
     SoftMemoryRegion(SoftProtectionDomain pd, ByteBuffer buffer, Set<Access> access) {
         super(pd.fabric, ResourceKind.MEMORY_REGION);
@@ -86,6 +90,14 @@ final class SoftMemoryRegion extends SoftResource implements MemoryRegion {
 
     void putLong(long addr, long value) {
         memory.putLong((int) (addr - address), value);
+    }
+
+    @Override
+    void checkDestroyable() {
+        int n = windows.get();
+        if (n > 0) {
+            throw new ResourceBusyException("ibv_dereg_mr", n + " memory windows are bound to the region");
+        }
     }
 
     @Override

@@ -6,6 +6,7 @@ import io.rdmaactors.verbs.AddressHandle;
 import io.rdmaactors.verbs.Device;
 import io.rdmaactors.verbs.InvalidRequestException;
 import io.rdmaactors.verbs.MemoryRegion;
+import io.rdmaactors.verbs.MemoryWindow;
 import io.rdmaactors.verbs.ProtectionDomain;
 import io.rdmaactors.verbs.QpInitAttributes;
 import io.rdmaactors.verbs.QueuePair;
@@ -25,7 +26,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class SoftProtectionDomain extends SoftResource implements ProtectionDomain {
 
     final SoftDevice device;
-    /** MRs, QPs, SRQs and AHs created in this PD and not yet destroyed. */
+    /** MRs, MWs, QPs, SRQs and AHs created in this PD and not yet destroyed. */
     final AtomicInteger dependants = new AtomicInteger();
     /**
      * The regions the last gather and the last scatter found (a connection's send and receive
@@ -59,6 +60,12 @@ final class SoftProtectionDomain extends SoftResource implements ProtectionDomai
             throw new InvalidRequestException("ibv_reg_mr", "REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE");
         }
         return new SoftMemoryRegion(this, buffer, access);
+    }
+
+    @Override
+    public MemoryWindow allocateMemoryWindow() {
+        checkUsable("ibv_alloc_mw");
+        return new SoftMemoryWindow(this);
     }
 
     @Override

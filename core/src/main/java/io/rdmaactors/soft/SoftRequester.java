@@ -41,6 +41,10 @@ final class SoftRequester {
         ByteBuffer payload;
         long psn;
         int rnrAttempts;
+        /** A bind or invalidation that ran (once, even if a rewind sends it round again). */
+        boolean ran;
+        /** Why the bind or invalidation failed; null when it took effect. */
+        WcStatus localFailure;
 
         SendWqe(SendWorkRequest wr, long seq) {
             this.wr = wr;
@@ -109,6 +113,10 @@ final class SoftRequester {
                                 "inline data must lie in registered memory"), i);
                     }
                 }
+                if (requests[i].opcode() == SendOpcode.BIND_MW) {
+                    // the key a peer will name the window by, as the application sets ibv_mw.rkey
+                    ((SoftMemoryWindow) requests[i].bind().window()).posted(requests[i].bind().rkey());
+                }
                 nextSeq++;
                 sendSlots.incrementAndGet();
                 pending.add(w);
@@ -154,6 +162,11 @@ final class SoftRequester {
             }
         } else if (wr.opcode().isAtomic() && (wr.sgList().size() != 1 || wr.sgList().get(0).length() != 8)) {
             return new InvalidRequestException(call, "an atomic takes one 8-byte SGE for its result");
+        } else if (wr.opcode().isLocal() && !wr.sgList().isEmpty()) {
+            return new InvalidRequestException(call, "a bind or local invalidation carries no SGEs");
+        } else if (wr.opcode() == SendOpcode.BIND_MW
+                && (wr.bind() == null || !(wr.bind().window() instanceof SoftMemoryWindow))) {
+            return new InvalidRequestException(call, "a bind needs a memory window of this fabric");
         }
         if (sendSlots.get() >= qp.init.maxSendWr()) {
             return new QueueFullException(call, "the send queue holds " + qp.init.maxSendWr() + " requests");
@@ -196,6 +209,12 @@ final class SoftRequester {
         boolean corked = tcp != null && pending.size() > 1 && tcp.link.cork();
         try {
             while (!pending.isEmpty() && !rnrWait && qp.state == QpState.RTS) {
+                if (pending.peek().wr.opcode().isLocal()) {
+                    if (!runLocal(pending.poll())) {
+                        return;
+                    }
+                    continue;
+                }
                 if (qp.init.type() != QpType.UD && takesReceive(pending.peek()) && !mayTakeReceive()) {
                     break; // the next ACK brings credits
                 }
@@ -231,6 +250,33 @@ final class SoftRequester {
             }
         }
         armRetransmit();
+    }
+
+    /**
+     * Runs a bind or invalidation when the requester reaches it, as rxe's do_local_ops does: it
+     * takes effect before any request after it goes out, and completes in order, once the requests
+     * before it have (it waits behind them in flight). False when it failed with nothing before it:
+     * the QP is in error.
+     */
+    private boolean runLocal(SendWqe w) {
+        if (!w.ran) {
+            w.ran = true;
+            SendWorkRequest wr = w.wr;
+            if (wr.opcode() == SendOpcode.BIND_MW) {
+                String refused = ((SoftMemoryWindow) wr.bind().window()).bind(qp, wr.bind());
+                w.localFailure = refused == null ? null : WcStatus.MW_BIND_ERR;
+            } else {
+                SoftMemoryWindow mw = qp.device.memoryWindow(wr.rkey());
+                String refused = mw == null ? "no window" : mw.invalidate(qp, wr.rkey());
+                w.localFailure = refused == null ? null : WcStatus.LOC_QP_OP_ERR;
+            }
+        }
+        if (!inflight.isEmpty()) {
+            w.psn = nextPsn; // a rewind puts it back before the request that follows it
+            inflight.add(w);
+            return true;
+        }
+        return qp.completer.completeLocal(w);
     }
 
     private static boolean takesReceive(SendWqe w) {

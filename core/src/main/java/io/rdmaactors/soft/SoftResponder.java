@@ -287,11 +287,17 @@ final class SoftResponder {
     /**
      * The region an rkey names, if it covers the range and grants the right; else null. The rule
      * for every remote access (WRITE, READ, atomic): the key names a live region of this QP's PD,
-     * the range lies inside it, and both the region and the QP's access flags grant the right.
+     * or a memory window bound to this QP under that key, the range lies inside it, and both the
+     * region (or window) and the QP's access flags grant the right.
      */
     private SoftMemoryRegion remoteRegion(int rkey, long address, long length, Access right) {
         SoftMemoryRegion mr = device.memoryRegion(rkey);
-        if (mr == null || mr.pd != qp.pd || mr.isClosed() || !mr.covers(address, length)
+        if (mr == null) {
+            SoftMemoryWindow mw = device.memoryWindow(rkey);
+            mr = mw == null ? null : mw.grants(qp, rkey, address, length, right);
+            return mr == null || !qp.qpAccess.contains(right) ? null : mr;
+        }
+        if (mr.pd != qp.pd || mr.isClosed() || !mr.covers(address, length)
                 || !mr.access().contains(right) || !qp.qpAccess.contains(right)) {
             return null;
         }

@@ -20,6 +20,9 @@ public interface ProtectionDomain extends AutoCloseable {
         return register(buffer, Set.of(Access.LOCAL_WRITE));
     }
 
+    /** Allocates a type 2 memory window, unbound ({@code ibv_alloc_mw}). */
+    MemoryWindow allocateMemoryWindow();
+
     QueuePair createQueuePair(QpInitAttributes attributes);
 
     SharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge);

@@ -6,6 +6,7 @@ public enum ResourceKind {
     CM_ID,
     PROTECTION_DOMAIN,
     MEMORY_REGION,
+    MEMORY_WINDOW,
     COMPLETION_CHANNEL,
     COMPLETION_QUEUE,
     QUEUE_PAIR,

@@ -15,8 +15,8 @@ public class IbvSendWr extends NativeStruct {
     public int imm_data;
     public Wr wr = new Wr();
     public int qp_type;
-    /** The bind_mw/tso union, unused here; longs give it the union's 8-byte alignment. */
-    public long[] bind_mw = new long[6];
+    /** The bind_mw member of the bind_mw/tso union (tso is never used here). */
+    public BindMw bind_mw = new BindMw();
 
     /** The {@code wr} union: RDMA, atomic or UD addressing. */
     @FieldOrder({"rdma", "atomic", "ud"})
@@ -47,6 +47,22 @@ public class IbvSendWr extends NativeStruct {
         public int remote_qkey;
     }
 
+    @FieldOrder({"mw", "rkey", "bind_info"})
+    public static class BindMw extends NativeStruct {
+        public long mw;
+        public int rkey;
+        public BindInfo bind_info = new BindInfo();
+    }
+
+    /** {@code struct ibv_mw_bind_info}. */
+    @FieldOrder({"mr", "addr", "length", "mw_access_flags"})
+    public static class BindInfo extends NativeStruct {
+        public long mr;
+        public long addr;
+        public long length;
+        public int mw_access_flags;
+    }
+
     private static final IbvSendWr LAYOUT = new IbvSendWr();
     public static final int SIZE = LAYOUT.size();
     public static final int WR_ID = LAYOUT.offsetOf("wr_id");
@@ -65,4 +81,10 @@ public class IbvSendWr extends NativeStruct {
     public static final int UD_AH = LAYOUT.offsetOf("wr.ud.ah");
     public static final int UD_REMOTE_QPN = LAYOUT.offsetOf("wr.ud.remote_qpn");
     public static final int UD_REMOTE_QKEY = LAYOUT.offsetOf("wr.ud.remote_qkey");
+    public static final int BIND_MW = LAYOUT.offsetOf("bind_mw.mw");
+    public static final int BIND_RKEY = LAYOUT.offsetOf("bind_mw.rkey");
+    public static final int BIND_MR = LAYOUT.offsetOf("bind_mw.bind_info.mr");
+    public static final int BIND_ADDR = LAYOUT.offsetOf("bind_mw.bind_info.addr");
+    public static final int BIND_LENGTH = LAYOUT.offsetOf("bind_mw.bind_info.length");
+    public static final int BIND_ACCESS = LAYOUT.offsetOf("bind_mw.bind_info.mw_access_flags");
 }

@@ -1,6 +1,9 @@
 package io.rdmaactors.jna.binding;
 
+import com.sun.jna.Function;
 import com.sun.jna.Native;
+import com.sun.jna.Pointer;
+import io.rdmaactors.verbs.VerbsException;
 
 /** The binding through JNA: direct-mapped natives ({@link Ibverbs}, {@link Rdmacm}, {@link LibC}). */
 public final class JnaRdmaCore extends RdmaCore {
@@ -58,6 +61,31 @@ public final class JnaRdmaCore extends RdmaCore {
     @Override
     public int ibv_dereg_mr(long mr) {
         return Ibverbs.ibv_dereg_mr(mr);
+    }
+
+    @Override
+    public long ibv_alloc_mw(long pd, int type) {
+        long op = contextOp(pd, IbvContext.ALLOC_MW);
+        if (op == 0) {
+            Native.setLastError(VerbsException.EOPNOTSUPP);
+            return 0;
+        }
+        return Pointer.nativeValue(Function.getFunction(new Pointer(op)).invokePointer(new Object[] {new Pointer(pd), type}));
+    }
+
+    @Override
+    public int ibv_dealloc_mw(long mw) {
+        long op = contextOp(mw, IbvContext.DEALLOC_MW);
+        if (op == 0) {
+            return VerbsException.EOPNOTSUPP;
+        }
+        return Function.getFunction(new Pointer(op)).invokeInt(new Object[] {new Pointer(mw)});
+    }
+
+    /** The ops entry at {@code offset} of the context that the struct at {@code object} names first. */
+    private static long contextOp(long object, int offset) {
+        Pointer context = new Pointer(object).getPointer(0);
+        return Pointer.nativeValue(context.getPointer(offset));
     }
 
     @Override

@@ -32,6 +32,15 @@ public abstract class RdmaCore {
 
     public abstract int ibv_dereg_mr(long mr);
 
+    /**
+     * {@code ibv_alloc_mw}, inline in verbs.h: the driver's {@code ops.alloc_mw}, or NULL with
+     * EOPNOTSUPP where the driver has none.
+     */
+    public abstract long ibv_alloc_mw(long pd, int type);
+
+    /** {@code ibv_dealloc_mw}, inline in verbs.h: the driver's {@code ops.dealloc_mw}. */
+    public abstract int ibv_dealloc_mw(long mw);
+
     public abstract long ibv_create_comp_channel(long context);
 
     public abstract int ibv_destroy_comp_channel(long channel);

@@ -141,7 +141,7 @@ public record LinkFrame(LinkConnection connection, Packet packet, CmMessage cm) 
             throw new ProtocolException("packet kind " + kind);
         }
         int opcode = b.get(at + OPCODE);
-        if (opcode < 0 || opcode >= Packet.OPCODES.length) {
+        if (opcode < 0 || opcode >= Packet.OPCODES.length || Packet.OPCODES[opcode].isLocal()) {
             throw new ProtocolException("opcode " + opcode);
         }
         int payload = at + PACKET_HEADER;

@@ -36,6 +36,7 @@ class StructLayoutTest {
             new Mirror(new IbvAsyncEvent(), "struct ibv_async_event", true),
             new Mirror(new IbvContext(), "struct ibv_context", true),
             new Mirror(new IbvMr(), "struct ibv_mr", true),
+            new Mirror(new IbvMw(), "struct ibv_mw", true),
             new Mirror(new IbvCompChannel(), "struct ibv_comp_channel", true),
             new Mirror(new IbvCq(), "struct ibv_cq", false),
             new Mirror(new IbvQp(), "struct ibv_qp", false),

@@ -15,6 +15,7 @@ import io.rdmaactors.jna.binding.RdmaAddrinfo;
 import io.rdmaactors.jna.binding.RdmaConnParam;
 import io.rdmaactors.jna.binding.RdmaCore;
 import io.rdmaactors.verbs.FabricUnavailableException;
+import io.rdmaactors.verbs.VerbsException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -25,6 +26,8 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * rdma-core and libc through {@link Linker} downcalls: every exported function the provider calls,
@@ -109,6 +112,11 @@ public final class FfmRdmaCore extends RdmaCore {
     private static final MethodHandle READ = function(LIBC, "read", J, I, J, J);
     private static final MethodHandle STRERROR = function(LIBC, "strerror", J, I);
     private static final MethodHandle WRITE = function(LIBC, "write", J, I, J, J);
+
+    private static final FunctionDescriptor ALLOC_MW = FunctionDescriptor.of(J, J, I);
+    private static final FunctionDescriptor DEALLOC_MW = FunctionDescriptor.of(I, J);
+    /** Downcalls to drivers' {@code ops} entries that have no exported symbol, by entry address. */
+    private static final Map<Long, MethodHandle> OPS = new ConcurrentHashMap<>();
 
     /** Room for the out-parameters of one call, at most a GID (16 bytes). */
     private static final long SCRATCH = 16;
@@ -216,6 +224,44 @@ public final class FfmRdmaCore extends RdmaCore {
         } catch (Throwable t) {
             throw RdmaCoreLibraries.rethrow(t);
         }
+    }
+
+    @Override
+    public long ibv_alloc_mw(long pd, int type) {
+        long op = contextOp(pd, "ops.alloc_mw");
+        if (op == 0) {
+            ERRNO.set(state(), 0L, VerbsException.EOPNOTSUPP);
+            return 0;
+        }
+        try {
+            return (long) opsCall(op, ALLOC_MW).invokeExact(state(), pd, type);
+        } catch (Throwable t) {
+            throw RdmaCoreLibraries.rethrow(t);
+        }
+    }
+
+    @Override
+    public int ibv_dealloc_mw(long mw) {
+        long op = contextOp(mw, "ops.dealloc_mw");
+        if (op == 0) {
+            return VerbsException.EOPNOTSUPP;
+        }
+        try {
+            return (int) opsCall(op, DEALLOC_MW).invokeExact(state(), mw);
+        } catch (Throwable t) {
+            throw RdmaCoreLibraries.rethrow(t);
+        }
+    }
+
+    /** The {@code ops} entry at {@code path} of the context that the struct at {@code object} names first. */
+    private static long contextOp(long object, String path) {
+        long context = MemorySegment.ofAddress(object).reinterpret(8).get(ValueLayout.JAVA_LONG, 0);
+        return MemorySegment.ofAddress(context).reinterpret(Structs.IBV_CONTEXT.byteSize())
+                .get(ValueLayout.JAVA_LONG, CLayout.offset(Structs.IBV_CONTEXT, path));
+    }
+
+    private static MethodHandle opsCall(long op, FunctionDescriptor descriptor) {
+        return OPS.computeIfAbsent(op, a -> LINKER.downcallHandle(MemorySegment.ofAddress(a), descriptor, CAPTURE_ERRNO));
     }
 
     @Override

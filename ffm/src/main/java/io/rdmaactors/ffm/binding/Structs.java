@@ -67,7 +67,10 @@ public final class Structs {
                     struct("atomic", u64("remote_addr"), u64("compare_add"), u64("swap"), u32("rkey"))
                             .withName("atomic"),
                     struct("ud", pointer("ah"), u32("remote_qpn"), u32("remote_qkey")).withName("ud")),
-            u32("qp_type"), array("bind_mw", 6, ValueLayout.JAVA_LONG));
+            u32("qp_type"),
+            struct("bind_mw", pointer("mw"), u32("rkey"),
+                    struct("ibv_mw_bind_info", pointer("mr"), u64("addr"), u64("length"), u32("mw_access_flags"))
+                            .withName("bind_info")).withName("bind_mw"));
 
     public static final StructLayout IBV_QP_CAP = struct("ibv_qp_cap",
             u32("max_send_wr"), u32("max_recv_wr"), u32("max_send_sge"), u32("max_recv_sge"),
@@ -95,10 +98,11 @@ public final class Structs {
     public static final StructLayout IBV_ASYNC_EVENT = struct("ibv_async_event",
             u64("element"), u32("event_type"));
 
-    /** {@code ops} names only the five verbs that verbs.h inlines; the rest are padding. */
+    /** {@code ops} names only the verbs that verbs.h inlines; the rest are padding. */
     public static final StructLayout IBV_CONTEXT = struct("ibv_context",
             pointer("device"),
-            struct("ibv_context_ops", array("pad_0", 11, ValueLayout.JAVA_LONG), pointer("poll_cq"),
+            struct("ibv_context_ops", array("pad_0", 7, ValueLayout.JAVA_LONG), pointer("alloc_mw"),
+                    pointer("bind_mw"), pointer("dealloc_mw"), array("pad_4", 1, ValueLayout.JAVA_LONG), pointer("poll_cq"),
                     pointer("req_notify_cq"), array("pad_1", 7, ValueLayout.JAVA_LONG), pointer("post_srq_recv"),
                     array("pad_2", 4, ValueLayout.JAVA_LONG), pointer("post_send"), pointer("post_recv"),
                     array("pad_3", 5, ValueLayout.JAVA_LONG)).withName("ops"),
@@ -108,6 +112,9 @@ public final class Structs {
     public static final StructLayout IBV_MR = struct("ibv_mr",
             pointer("context"), pointer("pd"), pointer("addr"), u64("length"), u32("handle"), u32("lkey"),
             u32("rkey"));
+
+    public static final StructLayout IBV_MW = struct("ibv_mw",
+            pointer("context"), pointer("pd"), u32("rkey"), u32("handle"), u32("type"));
 
     public static final StructLayout IBV_COMP_CHANNEL = struct("ibv_comp_channel",
             pointer("context"), u32("fd"), u32("refcnt"));

@@ -35,6 +35,7 @@ class StructLayoutTest {
             new Mirror(Structs.IBV_ASYNC_EVENT, true),
             new Mirror(Structs.IBV_CONTEXT, true),
             new Mirror(Structs.IBV_MR, true),
+            new Mirror(Structs.IBV_MW, true),
             new Mirror(Structs.IBV_COMP_CHANNEL, true),
             new Mirror(Structs.IBV_CQ, false),
             new Mirror(Structs.IBV_QP, false),
