@@ -25,6 +25,7 @@ import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.ConnectionParameters;
 import io.rdmaactors.verbs.Device;
 import io.rdmaactors.verbs.MemoryRegion;
+import io.rdmaactors.verbs.MemoryWindow;
 import io.rdmaactors.verbs.MigrationState;
 import io.rdmaactors.verbs.ProtectionDomain;
 import io.rdmaactors.verbs.QpAttributes;
@@ -69,6 +70,23 @@ final class ConnectionActor {
     private record AcceptNow(boolean watchSettled) implements Internal {
     }
 
+    /**
+     * A region exported to the peer, and the memory window its key names where the connection
+     * shares its protection domain (null where the domain is the connection's own).
+     */
+    private record ExportedRegion(MemoryRegion region, MemoryWindow window) {
+        int rkey() {
+            return window != null ? window.rkey() : region.rkey();
+        }
+
+        void close() {
+            if (window != null) {
+                window.close(); // unbinds it: the region may then be deregistered
+            }
+            region.close();
+        }
+    }
+
     private record EstablishedEarly(InetSocketAddress remote, byte[] privateData) {
     }
 
@@ -103,7 +121,7 @@ final class ConnectionActor {
     /** This connection's PD; null on an SRQ (whose PD is the SRQ's) and before the route is resolved. */
     private ProtectionDomain pd;
     /** Memory exported to the peer: deregistered after the QP is gone, before the PD. */
-    private final List<MemoryRegion> exported = new ArrayList<>();
+    private final List<ExportedRegion> exported = new ArrayList<>();
     private QueuePair qp;
     private ActorRef<CompletionQueueActor.Command> cqActor;
     /** The QP actor: the handler's Connected names it, so data commands skip this actor. */
@@ -489,19 +507,42 @@ final class ConnectionActor {
         return shared != null ? shared.pd() : pd;
     }
 
-    /** Registers memory for the peer with exactly the rights asked (LOCAL_WRITE is implied by remote writes). */
+    /**
+     * Registers memory for the peer with exactly the rights asked (LOCAL_WRITE is implied by remote
+     * writes). Where the domain is the connection's own, the region's key is the export's. Where
+     * other connections share it (a listener's SRQ), a region's key would reach every one of their
+     * peers, so the region is registered for local use and memory-window binding only, and the
+     * export's key is a type 2 window bound to this connection's QP: answered once the bind
+     * completed, which needs the connection established.
+     */
     private Behavior<ConnectionCommand> onExport(RdmaProtocol.Export export) {
         ProtectionDomain domain = protectionDomain();
-        if (domain == null) {
-            export.replyTo().tell(new CommandFailed(export, new RdmaProtocol.ConnectionClosed("not connected yet")));
+        if (domain == null || (shared != null && !connected)) {
+            export.replyTo().tell(new CommandFailed(export, new RdmaProtocol.ConnectionClosed(domain == null
+                    ? "not connected yet"
+                    : "not connected yet: on a shared receive queue an export is bound to the connected QP")));
             return Behaviors.same();
         }
         try {
             EnumSet<Access> rights = EnumSet.of(Access.LOCAL_WRITE);
-            rights.addAll(export.access());
+            if (shared == null) {
+                rights.addAll(export.access());
+                MemoryRegion mr = domain.register(export.buffer(), rights);
+                exported.add(new ExportedRegion(mr, null));
+                export.replyTo().tell(new RdmaProtocol.Exported(new RemoteRegion(mr.address(), mr.length(), mr.rkey())));
+                return Behaviors.same();
+            }
+            rights.add(Access.MW_BIND);
             MemoryRegion mr = domain.register(export.buffer(), rights);
-            exported.add(mr);
-            export.replyTo().tell(new RdmaProtocol.Exported(new RemoteRegion(mr.address(), mr.length(), mr.rkey())));
+            MemoryWindow mw;
+            try {
+                mw = domain.allocateMemoryWindow();
+            } catch (RuntimeException e) {
+                mr.close();
+                throw e;
+            }
+            exported.add(new ExportedRegion(mr, mw));
+            toQueuePair(new ConnectionProtocol.BindWindow(export, mw, mr));
         } catch (RuntimeException e) {
             export.replyTo().tell(new CommandFailed(export, e));
         }
@@ -511,15 +552,16 @@ final class ConnectionActor {
     /** Deregisters an exported region: its rkey stops working, for the peer's later accesses too. */
     private Behavior<ConnectionCommand> onUnexport(RdmaProtocol.Unexport unexport) {
         RemoteRegion region = unexport.region();
-        MemoryRegion mr = exported.stream().filter(m -> m.rkey() == region.rkey() && m.address() == region.address())
+        ExportedRegion export = exported.stream()
+                .filter(e -> e.rkey() == region.rkey() && e.region().address() == region.address())
                 .findFirst().orElse(null);
-        if (mr == null) {
+        if (export == null) {
             unexport.replyTo().tell(new CommandFailed(unexport,
                     new IllegalArgumentException("this connection has not exported " + region)));
             return Behaviors.same();
         }
-        exported.remove(mr);
-        mr.close();
+        exported.remove(export);
+        export.close();
         unexport.replyTo().tell(new RdmaProtocol.Unexported(region));
         return Behaviors.same();
     }
@@ -924,7 +966,7 @@ final class ConnectionActor {
             }
             id.destroyQueuePair();
         }
-        exported.forEach(MemoryRegion::close);
+        exported.forEach(ExportedRegion::close);
         if (pd != null) {
             pd.close();
         }

@@ -3,6 +3,8 @@ package io.rdmaactors.actors;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
 import io.rdmaactors.cm.AsyncEvent;
 import io.rdmaactors.cm.CmEvent;
+import io.rdmaactors.verbs.MemoryRegion;
+import io.rdmaactors.verbs.MemoryWindow;
 import io.rdmaactors.verbs.QpAttributes;
 import org.apache.pekko.actor.DeadLetterSuppression;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -99,5 +101,14 @@ final class ConnectionProtocol {
 
     /** A message this connection's QP took from the listener's shared receive queue. */
     record SharedReceive(RdmaProtocol.Received received) implements QueuePairCommand {
+    }
+
+    /**
+     * An export on a connection whose protection domain others share (a listener's SRQ): its
+     * region is reached through {@code window}, bound to this connection's QP alone, and the
+     * Export is answered once the bind completed.
+     */
+    record BindWindow(RdmaProtocol.Export export, MemoryWindow window, MemoryRegion region)
+            implements QueuePairCommand {
     }
 }

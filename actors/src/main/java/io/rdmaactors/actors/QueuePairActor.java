@@ -381,6 +381,15 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             onDeregisterMemory(d);
             return this;
         }
+        if (m instanceof ConnectionProtocol.BindWindow b) {
+            if (closing) {
+                fail(b, new ConnectionClosed("the connection is closing"));
+            } else {
+                sends.enqueue(b);
+                postQueued();
+            }
+            return this;
+        }
         return toConnection(m);
     }
 
@@ -574,6 +583,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             if (!closing) {
                 connection.tell(new ConnectionProtocol.QueuePairFailed(cause));
             }
+        } else if (item instanceof ConnectionProtocol.BindWindow b) {
+            b.export().replyTo().tell(new CommandFailed(b.export(), cause));
         }
     }
 
@@ -737,6 +748,10 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         }
         if (command instanceof SendDone done) {
             return control(slot, done.done().encode());
+        }
+        if (command instanceof ConnectionProtocol.BindWindow b) {
+            return SendWorkRequest.bind(slot, b.window(), b.region(), b.region().address(), b.region().length(),
+                    b.export().access());
         }
         if (command instanceof RdmaProtocol.Send s) {
             ScatterGatherElement sge = s.data() != null ? copyIn(slot, s.data()) : s.from().region().sge(s.from());
@@ -959,6 +974,11 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             }
             sends.enqueue(new SendDone(new Rendezvous.Done(read.ready().id())));
             deliverHeld();
+            return;
+        }
+        if (item instanceof ConnectionProtocol.BindWindow b) {
+            b.export().replyTo().tell(new RdmaProtocol.Exported(
+                    new RemoteRegion(b.region().address(), b.region().length(), b.window().rkey())));
             return;
         }
         if (!(item instanceof DataCommand command)) {

@@ -6,9 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
 import io.rdmaactors.testkit.RdmaTestKit;
+import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.ResourceKind;
+import io.rdmaactors.verbs.WcStatus;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.junit.jupiter.api.AfterEach;
@@ -93,5 +96,77 @@ class SharedReceiveQueueTest {
         }
         kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
+    }
+
+    /**
+     * The connections of one SRQ share its protection domain, so a region's own key would reach
+     * every one of their peers: an export's key is a memory window bound to its connection's QP,
+     * and the peer of another connection of the listener is refused with it, before and after the
+     * export's own peer used it; Unexport takes it back from that peer too.
+     */
+    @Test
+    void anExportOnAnSrqConnectionReachesItsOwnPeerAlone() {
+        TestProbe<RdmaProtocol.ListenerEvent> bind = kit.probe();
+        kit.manager().tell(new RdmaProtocol.Listen(kit.address(0), bind.getRef(), CONNECTIONS, true));
+        RdmaTestKit.Listener listener = new RdmaTestKit.Listener(bind,
+                bind.expectMessageClass(RdmaProtocol.Listening.class, WAIT));
+        RdmaTestKit.Pair mine = kit.connect(listener);
+        RdmaTestKit.Pair other = kit.connect(listener);
+        ByteBuffer memory = ByteBuffer.allocateDirect(64);
+        TestProbe<RdmaProtocol.ExportReply> exported = kit.probe();
+        mine.server().tell(new RdmaProtocol.Export(memory, EnumSet.of(Access.REMOTE_READ, Access.REMOTE_WRITE),
+                exported.getRef()));
+        RemoteRegion region = exported.expectMessageClass(RdmaProtocol.Exported.class, WAIT).region();
+        mine.client().tell(RdmaProtocol.Write.of(region, 0, new byte[] {1, 2, 3, 4}, "mine"));
+        mine.clientEvents().expectMessage(WAIT, new RdmaProtocol.Acked("mine"));
+        assertEquals(4, memory.get(3));
+
+        RdmaProtocol.Write stolen = RdmaProtocol.Write.of(region, 8, new byte[] {9}, "other");
+        other.client().tell(stolen);
+        RdmaProtocol.CommandFailed failed = other.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class,
+                WAIT);
+        assertEquals(stolen, failed.command());
+        assertEquals(WcStatus.REM_ACCESS_ERR,
+                assertInstanceOf(RdmaProtocol.WorkRequestFailed.class, failed.cause()).status());
+        assertEquals(0, memory.get(8), "another connection's peer wrote the export");
+        RdmaTestKit.awaitDisconnected(other.clientEvents());
+
+        TestProbe<RdmaProtocol.UnexportReply> unexported = kit.probe();
+        mine.server().tell(new RdmaProtocol.Unexport(region, unexported.getRef()));
+        assertEquals(region, unexported.expectMessageClass(RdmaProtocol.Unexported.class, WAIT).region());
+        RdmaProtocol.Write after = RdmaProtocol.Write.of(region, 0, new byte[] {5}, "after");
+        mine.client().tell(after);
+        assertEquals(after, mine.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
+        assertEquals(1, memory.get(0), "a write through an unexported key");
+        RdmaTestKit.awaitDisconnected(mine.clientEvents());
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    /** An export before the connection is established has no QP to bind its window to: refused, typed. */
+    @Test
+    void anExportBeforeAnSrqConnectionIsEstablishedIsRefused() {
+        TestProbe<RdmaProtocol.ListenerEvent> bind = kit.probe();
+        kit.manager().tell(new RdmaProtocol.Listen(kit.address(0), bind.getRef(), CONNECTIONS, true));
+        RdmaTestKit.Listener listener = new RdmaTestKit.Listener(bind,
+                bind.expectMessageClass(RdmaProtocol.Listening.class, WAIT));
+        TestProbe<ConnectionEvent> clientEvents = kit.probe();
+        kit.manager().tell(RdmaProtocol.Connect.to(listener.address(), clientEvents.getRef()).withTimeout(WAIT));
+        RdmaProtocol.ConnectionRequested request = listener.events()
+                .expectMessageClass(RdmaProtocol.ConnectionRequested.class, WAIT);
+        TestProbe<RdmaProtocol.ExportReply> exported = kit.probe();
+        RdmaProtocol.Export early = new RdmaProtocol.Export(ByteBuffer.allocateDirect(64),
+                EnumSet.of(Access.REMOTE_READ), exported.getRef());
+        request.connection().tell(early);
+        RdmaProtocol.CommandFailed refused = exported.expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT);
+        assertEquals(early, refused.command());
+        assertInstanceOf(RdmaProtocol.ConnectionClosed.class, refused.cause());
+        TestProbe<ConnectionEvent> serverEvents = kit.probe();
+        request.connection().tell(RdmaProtocol.Accept.with(serverEvents.getRef()));
+        RdmaProtocol.Connected connected = clientEvents.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
+        RdmaProtocol.Connected server = serverEvents.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
+        kit.close(new RdmaTestKit.Pair(connected.connection(), clientEvents, server.connection(), serverEvents,
+                connected, server));
+        kit.unbind(listener);
     }
 }
