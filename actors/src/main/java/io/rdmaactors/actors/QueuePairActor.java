@@ -101,6 +101,14 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                     : null;
         }
 
+        /**
+         * Whether other connections share the domain (a listener's SRQ, whose receives these
+         * buffers then do not hold): what the peer may read is then reached through memory windows.
+         */
+        boolean sharesDomain() {
+            return receive == null;
+        }
+
         void close() {
             send.close();
             if (receive != null) {
@@ -293,7 +301,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         this.wait = settings.waitMode().equals(RdmaSettings.SPIN) ? CompletionWait.latency()
                 : new CompletionWait(settings.completionSpin().toNanos(), settings.completionYield().toNanos());
         this.sends = new SendQueue(buffers.send, settings.writeQueue());
-        this.rendezvous = new RendezvousRegions(buffers.pd);
+        this.rendezvous = new RendezvousRegions(buffers.pd, buffers.sharesDomain());
         this.maxMessageSize = settings.maxMessageSize();
         this.receiveInPlace = buffers.receive != null ? settings.receiveInPlace() : RdmaSettings.NEVER_IN_PLACE;
         this.completions = completions;
@@ -522,7 +530,13 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                 if (item instanceof RdmaProtocol.Send send) {
                     checkMessageSize(send);
                     if (send.size() > buffers.send.slotSize()) {
-                        item = rendezvous.announce(send);
+                        LargeSend large = rendezvous.announce(send);
+                        item = large;
+                        if (large.window() != null) {
+                            // its window is bound in this slot; the announcement goes next, behind the bind
+                            sends.requeue(large);
+                            item = new RendezvousRegions.WindowBind(large);
+                        }
                     }
                 }
                 requests[count] = sends.fenced(request(item, slot),
@@ -578,6 +592,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             answer(command, new CommandFailed(command, cause));
         } else if (item instanceof LargeSend large && rendezvous.fail(large)) {
             answer(large.send(), new CommandFailed(large.send(), cause));
+        } else if (item instanceof RendezvousRegions.WindowBind b && rendezvous.fail(b.large())) {
+            answer(b.large().send(), new CommandFailed(b.large().send(), cause));
         } else if (item instanceof LargeRead read) {
             rendezvous.release(read.region());
             if (!closing) {
@@ -740,8 +756,11 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private SendWorkRequest request(Object command, int slot) {
         if (command instanceof LargeSend large) {
             MemoryRegion region = large.region();
-            return control(slot, new Rendezvous.Ready(large.id(), region.length(), region.address(), region.rkey(),
+            return control(slot, new Rendezvous.Ready(large.id(), region.length(), region.address(), large.rkey(),
                     large.send().immediate()).encode());
+        }
+        if (command instanceof RendezvousRegions.WindowBind b) {
+            return b.large().bind(slot);
         }
         if (command instanceof LargeRead read) {
             return SendWorkRequest.read(slot, read.ready().address(), read.ready().rkey(), read.region().sge());

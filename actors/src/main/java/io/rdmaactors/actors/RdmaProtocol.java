@@ -642,9 +642,13 @@ public final class RdmaProtocol {
     }
 
     /**
-     * Registers a direct buffer so the peer may access it with exactly these rights, and answers with
-     * {@link Exported}. Nothing is remotely accessible unless exported. An accepting side may
-     * export before {@link Accept}, to put the region in the accept's private data.
+     * Registers a direct buffer so the peer may access it with exactly these remote rights, and
+     * answers with {@link Exported}. Nothing is remotely accessible unless exported, and only by this
+     * connection's peer: on a listener's shared receive queue, whose connections share one
+     * protection domain, the region's key is a memory window bound to this connection's QP. An
+     * accepting side may export before {@link Accept}, to put the region in the accept's private
+     * data, except on a shared receive queue, where the window is bound once the connection is
+     * established (an export before is refused).
      */
     public record Export(ByteBuffer buffer, Set<Access> access, ActorRef<ExportReply> replyTo)
             implements ConnectionCommand {
@@ -652,6 +656,12 @@ public final class RdmaProtocol {
             // registration pins memory for the device: only a direct buffer has a stable address
             if (!Objects.requireNonNull(buffer, "buffer").isDirect()) {
                 throw new IllegalArgumentException("only a direct ByteBuffer can be exported");
+            }
+            for (Access right : access) {
+                if (!right.isRemote()) {
+                    throw new IllegalArgumentException("an export grants remote rights (REMOTE_READ, REMOTE_WRITE,"
+                            + " REMOTE_ATOMIC), not " + right);
+                }
             }
             Objects.requireNonNull(replyTo, "replyTo");
             access = Set.copyOf(access);

@@ -80,6 +80,11 @@ final class SendQueue {
         return waiting.poll();
     }
 
+    /** Puts work back at the head of what waits: the next to be posted. */
+    void requeue(Object item) {
+        waiting.addFirst(item);
+    }
+
     /** A free slot, registering more while the queue depth allows; only called when room() > 0. */
     int takeSlot() {
         if (freeSlots.isEmpty()) {

@@ -3,6 +3,7 @@ package io.rdmaactors.actors;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -34,7 +35,7 @@ class RendezvousRegionsTest {
     void start() {
         fabric = Fabric.open("soft");
         pd = fabric.devices().get(0).allocateProtectionDomain();
-        regions = new RendezvousRegions(pd);
+        regions = new RendezvousRegions(pd, false);
     }
 
     @AfterEach
@@ -74,6 +75,29 @@ class RendezvousRegionsTest {
         assertTrue(regions.nothingAnnounced());
         assertNull(regions.done(large.id()), "a second Done finds nothing");
         assertFalse(regions.fail(large), "nor does a failure after it: the Send was answered once");
+    }
+
+    /**
+     * In a domain other connections share, the region's own key grants nothing: the peer reads
+     * through a window whose next key the announcement carries, closed with the region.
+     */
+    @Test
+    void inASharedDomainALargeSendIsReadThroughAWindowAlone() {
+        RendezvousRegions shared = new RendezvousRegions(pd, true);
+        RendezvousRegions.LargeSend large = shared.announce(RdmaProtocol.Send.of(ByteString.fromArray(bytes(50_000))));
+        assertEquals(Set.of(Access.MW_BIND), large.region().access(), "no remote right of the region's own");
+        assertNotNull(large.window());
+        assertEquals(large.window().nextRkey(), large.rkey(), "the key the window's bind gives it");
+        assertEquals(large.rkey(), large.bind(7).bind().rkey());
+        assertEquals(Set.of(Access.REMOTE_READ), large.bind(7).bind().access());
+        assertEquals(1, fabric.ledger().live(ResourceKind.MEMORY_WINDOW));
+        assertSame(large, shared.done(large.id()));
+        assertEquals(0, fabric.ledger().live(ResourceKind.MEMORY_WINDOW), "the window went with the region");
+        assertEquals(0, registered());
+        shared.announce(RdmaProtocol.Send.of(ByteString.fromArray(bytes(50_000))));
+        shared.close();
+        assertEquals(0, fabric.ledger().live(ResourceKind.MEMORY_WINDOW), "closed with the connection");
+        assertEquals(0, registered());
     }
 
     @Test

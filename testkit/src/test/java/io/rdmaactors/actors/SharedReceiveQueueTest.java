@@ -1,6 +1,7 @@
 package io.rdmaactors.actors;
 
 import static io.rdmaactors.actors.Connections.WAIT;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
@@ -139,6 +140,33 @@ class SharedReceiveQueueTest {
         assertEquals(after, mine.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
         assertEquals(1, memory.get(0), "a write through an unexported key");
         RdmaTestKit.awaitDisconnected(mine.clientEvents());
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    /**
+     * A large Send from an SRQ connection is announced for its peer to read (rendezvous): in the
+     * shared domain through a window bound to that connection's QP, so the message arrives whole.
+     */
+    @Test
+    void aLargeSendFromAnSrqConnectionIsReadThroughItsWindow() {
+        TestProbe<RdmaProtocol.ListenerEvent> bind = kit.probe();
+        kit.manager().tell(new RdmaProtocol.Listen(kit.address(0), bind.getRef(), CONNECTIONS, true));
+        RdmaTestKit.Listener listener = new RdmaTestKit.Listener(bind,
+                bind.expectMessageClass(RdmaProtocol.Listening.class, WAIT));
+        RdmaTestKit.Pair pair = kit.connect(listener);
+        byte[] large = new byte[100_000];
+        for (int i = 0; i < large.length; i++) {
+            large[i] = (byte) (i * 7);
+        }
+        for (int n = 0; n < 3; n++) {
+            pair.server().tell(RdmaProtocol.Send.of(large, "large " + n));
+            pair.serverEvents().expectMessage(WAIT, new RdmaProtocol.Acked("large " + n));
+            RdmaProtocol.Received received = pair.clientEvents().expectMessageClass(RdmaProtocol.Received.class, WAIT);
+            assertArrayEquals(large, received.data().toArray(), "message " + n);
+        }
+        assertEquals(0, kit.fabric().ledger().live(ResourceKind.MEMORY_WINDOW), "each window closed once read");
+        kit.close(pair);
         kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
     }
