@@ -12,6 +12,7 @@ import io.rdmaactors.verbs.PostException;
 import io.rdmaactors.verbs.QpState;
 import io.rdmaactors.verbs.QpType;
 import io.rdmaactors.verbs.QueueFullException;
+import io.rdmaactors.verbs.ResourceClosedException;
 import io.rdmaactors.verbs.SendFlag;
 import io.rdmaactors.verbs.SendOpcode;
 import io.rdmaactors.verbs.SendWorkRequest;
@@ -164,9 +165,16 @@ final class SoftRequester {
             return new InvalidRequestException(call, "an atomic takes one 8-byte SGE for its result");
         } else if (wr.opcode().isLocal() && !wr.sgList().isEmpty()) {
             return new InvalidRequestException(call, "a bind or local invalidation carries no SGEs");
-        } else if (wr.opcode() == SendOpcode.BIND_MW
-                && (wr.bind() == null || !(wr.bind().window() instanceof SoftMemoryWindow))) {
-            return new InvalidRequestException(call, "a bind needs a memory window of this fabric");
+        } else if (wr.opcode() == SendOpcode.BIND_MW) {
+            if (wr.bind() == null || !(wr.bind().window() instanceof SoftMemoryWindow mw)
+                    || !(wr.bind().region() instanceof SoftMemoryRegion mr)) {
+                return new InvalidRequestException(call, "a bind needs a memory window and region of this fabric");
+            }
+            if (mw.isClosed() || mr.isClosed()) {
+                // as the jna provider refuses it: rdma-core would read a freed ibv_mw or ibv_mr
+                return new ResourceClosedException(call, "the bind's " + (mw.isClosed() ? "window" : "region")
+                        + " is closed");
+            }
         }
         if (sendSlots.get() >= qp.init.maxSendWr()) {
             return new QueueFullException(call, "the send queue holds " + qp.init.maxSendWr() + " requests");

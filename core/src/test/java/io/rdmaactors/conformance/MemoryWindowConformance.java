@@ -11,6 +11,7 @@ import io.rdmaactors.verbs.MemoryRegion;
 import io.rdmaactors.verbs.MemoryWindow;
 import io.rdmaactors.verbs.ProtectionDomain;
 import io.rdmaactors.verbs.QpState;
+import io.rdmaactors.verbs.ResourceClosedException;
 import io.rdmaactors.verbs.ResourceKind;
 import io.rdmaactors.verbs.SendWorkRequest;
 import io.rdmaactors.verbs.VerbsException;
@@ -172,6 +173,26 @@ public abstract class MemoryWindowConformance extends FabricConformance {
             pollSuccess(loop.b.cq, 2);
             mw.close();
             assertEquals(before, fabric.ledger().live(ResourceKind.MEMORY_WINDOW));
+        }
+    }
+
+    @Test
+    void aBindOfAClosedWindowOrRegionIsRefusedAtItsPost() {
+        try (Loopback loop = loopback().open()) {
+            MemoryRegion target = loop.b.register(64, Access.LOCAL_WRITE, Access.MW_BIND);
+            MemoryWindow closed = loop.b.pd.allocateMemoryWindow();
+            closed.close();
+            assertRefused(ResourceClosedException.class, 0, () -> loop.b.qp.postSend(
+                    SendWorkRequest.bind(1, closed, target, target.address(), 64, READ_WRITE)));
+            MemoryRegion gone = loop.b.register(64, Access.LOCAL_WRITE, Access.MW_BIND);
+            gone.close();
+            try (MemoryWindow mw = loop.b.pd.allocateMemoryWindow()) {
+                assertRefused(ResourceClosedException.class, 0, () -> loop.b.qp.postSend(
+                        SendWorkRequest.bind(2, mw, gone, gone.address(), 64, READ_WRITE)));
+                bind(loop, mw, target, READ_WRITE, 3); // the QP took neither and still runs
+                loop.b.qp.postSend(SendWorkRequest.localInvalidate(4, mw.rkey()));
+                pollSuccess(loop.b.cq, 4);
+            }
         }
     }
 
