@@ -25,6 +25,8 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The requester of a soft QP, as rxe_req.c is rxe's: takes posted sends, gives them PSNs, puts
@@ -34,6 +36,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * queues are guarded by the QP's sendLock; the {@link SoftCompleter} retires them.
  */
 final class SoftRequester {
+
+    private static final Logger log = LoggerFactory.getLogger(SoftRequester.class);
 
     /** A send work request on its way: its payload, PSN once transmitted. */
     static final class SendWqe {
@@ -218,7 +222,16 @@ final class SoftRequester {
         try {
             while (!pending.isEmpty() && !rnrWait && qp.state == QpState.RTS) {
                 if (pending.peek().wr.opcode().isLocal()) {
-                    if (!runLocal(pending.poll())) {
+                    SendWqe local = pending.peek();
+                    runLocal(local);
+                    if (local.localFailure != null && !inflight.isEmpty()) {
+                        break; // nothing after a failed one goes out: it fails the QP once those before it completed
+                    }
+                    pending.poll();
+                    if (!inflight.isEmpty()) {
+                        local.psn = nextPsn; // a rewind puts it back before the request that follows it
+                        inflight.add(local);
+                    } else if (!qp.completer.completeLocal(local)) {
                         return;
                     }
                     continue;
@@ -261,30 +274,25 @@ final class SoftRequester {
     }
 
     /**
-     * Runs a bind or invalidation when the requester reaches it, as rxe's do_local_ops does: it
-     * takes effect before any request after it goes out, and completes in order, once the requests
-     * before it have (it waits behind them in flight). False when it failed with nothing before it:
-     * the QP is in error.
+     * Runs a bind or invalidation when the requester reaches it, once, as rxe's do_local_ops does:
+     * it takes effect before any request after it goes out, and completes in order, once the
+     * requests before it have (it waits behind them in flight).
      */
-    private boolean runLocal(SendWqe w) {
-        if (!w.ran) {
-            w.ran = true;
-            SendWorkRequest wr = w.wr;
-            if (wr.opcode() == SendOpcode.BIND_MW) {
-                String refused = ((SoftMemoryWindow) wr.bind().window()).bind(qp, wr.bind());
-                w.localFailure = refused == null ? null : WcStatus.MW_BIND_ERR;
-            } else {
-                SoftMemoryWindow mw = qp.device.memoryWindow(wr.rkey());
-                String refused = mw == null ? "no window" : mw.invalidate(qp, wr.rkey());
-                w.localFailure = refused == null ? null : WcStatus.LOC_QP_OP_ERR;
-            }
+    private void runLocal(SendWqe w) {
+        if (w.ran) {
+            return;
         }
-        if (!inflight.isEmpty()) {
-            w.psn = nextPsn; // a rewind puts it back before the request that follows it
-            inflight.add(w);
-            return true;
+        w.ran = true;
+        SendWorkRequest wr = w.wr;
+        boolean bind = wr.opcode() == SendOpcode.BIND_MW;
+        SoftMemoryWindow mw = bind ? (SoftMemoryWindow) wr.bind().window() : qp.device.memoryWindow(wr.rkey());
+        String refused = bind ? mw.bind(qp, wr.bind())
+                : mw == null ? "no window is bound under that key" : mw.invalidate(qp, wr.rkey());
+        if (refused != null) {
+            // the completion's status is all verbs report: the reason goes to the log
+            w.localFailure = bind ? WcStatus.MW_BIND_ERR : WcStatus.LOC_QP_OP_ERR;
+            log.debug("QP {}: {} {} failed: {}", qp.qpNum(), wr.opcode(), wr.wrId(), refused);
         }
-        return qp.completer.completeLocal(w);
     }
 
     private static boolean takesReceive(SendWqe w) {
