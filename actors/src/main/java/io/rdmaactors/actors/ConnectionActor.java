@@ -8,7 +8,6 @@ import io.rdmaactors.actors.ConnectionProtocol.QueuePairFailed;
 import io.rdmaactors.actors.ConnectionProtocol.QueuePairQuiesced;
 import io.rdmaactors.actors.ConnectionProtocol.QueuePairReleased;
 import io.rdmaactors.actors.ConnectionProtocol.QueuePairStarted;
-import io.rdmaactors.actors.ConnectionProtocol.SharedReceived;
 import io.rdmaactors.actors.ConnectionProtocol.SrqPolled;
 import io.rdmaactors.actors.RdmaProtocol.CommandFailed;
 import io.rdmaactors.actors.RdmaProtocol.ConnectFailure;
@@ -127,6 +126,8 @@ final class ConnectionActor {
     /** The QP actor: the handler's Connected names it, so data commands skip this actor. */
     private ActorRef<ConnectionCommand> qpActor;
     private final List<ConnectionCommand> beforeQueuePair = new ArrayList<>();
+    /** The peer disconnected before the QP actor started: the SRQ is polled for it once it has. */
+    private boolean pollSrqWhenStarted;
     /** Established before the QP actor started: Connected waits for it. */
     private EstablishedEarly connectedPending;
     private DisconnectReason closing;
@@ -433,9 +434,6 @@ final class ConnectionActor {
         if (m instanceof TimedOut) {
             return connectFailed(id.remoteAddress(), new RdmaProtocol.TimedOut(settings.acceptTimeout()));
         }
-        if (m instanceof SharedReceived r) {
-            return onSharedReceived(r);
-        }
         if (m instanceof RdmaProtocol.Accept a) {
             a.handler().tell(new CommandFailed(a, new IllegalStateException(
                     "the connection was accepted already, for " + handler.path())));
@@ -497,9 +495,6 @@ final class ConnectionActor {
         ActorRef<DeviceActor.Command> deviceActor = devices.actor(device);
         if (deviceActor != null) {
             deviceActor.tell(new DeviceActor.RegisterQp(qp.qpNum(), ctx.getSelf()));
-        }
-        if (shared != null) {
-            shared.owner().tell(new SrqActor.Attach(qp.qpNum(), ctx.getSelf()));
         }
     }
 
@@ -568,6 +563,14 @@ final class ConnectionActor {
 
     private Behavior<ConnectionCommand> onQueuePairStarted(QueuePairStarted s) {
         qpActor = s.qp();
+        if (shared != null && qp != null) {
+            // from now on the SRQ tells the QP actor what arrives for this QP
+            shared.owner().tell(new SrqActor.Attach(qp.qpNum(), qpActor));
+            if (pollSrqWhenStarted) {
+                pollSrqWhenStarted = false;
+                shared.owner().tell(new SrqActor.PollFor(ctx.getSelf()));
+            }
+        }
         if (connectedPending != null) {
             tellConnected(connectedPending.remote(), connectedPending.privateData());
         }
@@ -649,9 +652,6 @@ final class ConnectionActor {
         if (m instanceof QueuePairFailed f) {
             return closeWith(new RdmaProtocol.ErrorClosed(f.cause()));
         }
-        if (m instanceof SharedReceived r) {
-            return onSharedReceived(r);
-        }
         if (m instanceof RdmaProtocol.Abort) {
             return closeWith(new RdmaProtocol.Aborted());
         }
@@ -683,12 +683,6 @@ final class ConnectionActor {
         replaced = handler;
         handler = r.handler();
         ctx.watchWith(handler, new HandlerTerminated());
-        return Behaviors.same();
-    }
-
-    /** The QP actor delivers it in order with the rest, once the handler has Connected. */
-    private Behavior<ConnectionCommand> onSharedReceived(SharedReceived r) {
-        toQueuePair(new ConnectionProtocol.SharedReceive(r.received()));
         return Behaviors.same();
     }
 
@@ -840,8 +834,13 @@ final class ConnectionActor {
             return Behaviors.stopped();
         }
         if (peerDisconnected && shared != null) {
-            // the peer's closing notice may still be in the SRQ's completion queue
-            shared.owner().tell(new SrqActor.PollFor(ctx.getSelf()));
+            // the peer's closing notice may still be in the SRQ's completion queue; the SRQ routes
+            // it to the QP actor, so it is asked once that has started (and attached before)
+            if (qpActor != null) {
+                shared.owner().tell(new SrqActor.PollFor(ctx.getSelf()));
+            } else {
+                pollSrqWhenStarted = true;
+            }
         } else {
             toQueuePair(new ConnectionProtocol.Drain());
         }
@@ -849,9 +848,6 @@ final class ConnectionActor {
     }
 
     private Behavior<ConnectionCommand> whileDraining(ConnectionCommand m) {
-        if (m instanceof SharedReceived r) {
-            return onSharedReceived(r);
-        }
         if (m instanceof SrqPolled) {
             toQueuePair(new ConnectionProtocol.Drain());
             return Behaviors.same();

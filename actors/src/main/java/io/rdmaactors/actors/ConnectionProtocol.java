@@ -43,7 +43,10 @@ final class ConnectionProtocol {
     record QueuePairDrained(RdmaProtocol.WorkRequestFailed failure, boolean peerClosing) implements Internal {
     }
 
-    /** The SRQ delivered what it held for this connection when asked (SrqActor.PollFor). */
+    /**
+     * The SRQ told the QP actor what it held for this connection when asked (SrqActor.PollFor), so
+     * a Drain told after this reaches the QP actor behind it.
+     */
     record SrqPolled() implements Internal {
     }
 
@@ -53,10 +56,6 @@ final class ConnectionProtocol {
 
     /** A work request failed: the QP is in ERR and the connection is over. */
     record QueuePairFailed(Throwable cause) implements Internal {
-    }
-
-    /** A message this connection's QP took from the listener's shared receive queue. */
-    record SharedReceived(RdmaProtocol.Received received) implements Internal {
     }
 
     /** The CQ actor started the QP actor, which the handler's Connected names. */

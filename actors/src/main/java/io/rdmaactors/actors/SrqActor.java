@@ -27,7 +27,8 @@ import org.apache.pekko.util.ByteString;
 /**
  * A shared receive queue for every connection a listener accepts (the multi-QP server): owns the
  * SRQ, its receive buffers, the CQ all those QPs receive on, keeps every buffer
- * posted, and routes each receive by qp_num to its connection. The connections are its children, so
+ * posted, and routes each receive by qp_num to its connection's QP actor, which delivers it in order
+ * with the rest. The connections are its children, so
  * their QPs are gone before the SRQ is destroyed (ibv_destroy_srq fails while a QP is attached).
  */
 final class SrqActor extends AbstractBehavior<SrqActor.Command> {
@@ -71,7 +72,8 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
     record Adopt(long handle, Behavior<RdmaProtocol.ConnectionCommand> agent) implements Command {
     }
 
-    record Attach(int qpNum, ActorRef<RdmaProtocol.ConnectionCommand> connection) implements Command {
+    /** The connection's QP actor started: receives for {@code qpNum} go to it from now on. */
+    record Attach(int qpNum, ActorRef<RdmaProtocol.ConnectionCommand> queuePair) implements Command {
     }
 
     /** The connection destroyed its QP: nothing of it holds the SRQ any more, though its actor may linger to answer. */
@@ -109,10 +111,11 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
     private final int slotSize;
     private final int slots;
     private final CompletionPoller.Subscription completions;
+    /** Each attached QP's actor, by qp_num. */
     private final Map<Integer, ActorRef<RdmaProtocol.ConnectionCommand>> byQp = new HashMap<>();
     /**
      * Receives for QPs whose Attach is still on its way: a poll drains the whole CQ, so it can run
-     * ahead of the Attach a new connection sent before its first message arrived.
+     * ahead of the Attach a new connection sends once its QP actor started.
      */
     private final Map<Integer, List<RdmaProtocol.Received>> early = new HashMap<>();
     private final WorkCompletion[] batch = new WorkCompletion[32];
@@ -167,10 +170,10 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
                     return this;
                 })
                 .onMessage(Attach.class, a -> {
-                    byQp.put(a.qpNum(), a.connection());
+                    byQp.put(a.qpNum(), a.queuePair());
                     List<RdmaProtocol.Received> waiting = early.remove(a.qpNum());
                     if (waiting != null) {
-                        waiting.forEach(r -> a.connection().tell(new ConnectionProtocol.SharedReceived(r)));
+                        waiting.forEach(r -> a.queuePair().tell(new ConnectionProtocol.SharedReceive(r)));
                     }
                     return this;
                 })
@@ -229,9 +232,9 @@ final class SrqActor extends AbstractBehavior<SrqActor.Command> {
                     memory.get(slot * slotSize, data);
                     RdmaProtocol.Received received = new RdmaProtocol.Received(ByteString.fromArrayUnsafe(data),
                             wc.hasImmediate() ? wc.immData() : null);
-                    ActorRef<RdmaProtocol.ConnectionCommand> connection = byQp.get(wc.qpNum());
-                    if (connection != null) {
-                        connection.tell(new ConnectionProtocol.SharedReceived(received));
+                    ActorRef<RdmaProtocol.ConnectionCommand> queuePair = byQp.get(wc.qpNum());
+                    if (queuePair != null) {
+                        queuePair.tell(new ConnectionProtocol.SharedReceive(received));
                     } else {
                         early.computeIfAbsent(wc.qpNum(), q -> new ArrayList<>()).add(received);
                     }

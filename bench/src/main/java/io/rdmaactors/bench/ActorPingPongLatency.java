@@ -27,7 +27,8 @@ public final class ActorPingPongLatency {
     private static final Duration STEP = Duration.ofSeconds(20);
     private static final String USAGE = "ActorPingPongLatency [--fabric=soft|jna, default soft]"
             + " [--address=IPv4, default 127.0.0.1] [--iterations=N measured round trips, default 10000]"
-            + " [--warmup=N, default 20000] [--size=N bytes, default 64]";
+            + " [--warmup=N, default 20000] [--size=N bytes, default 64]"
+            + " [--srq: the listener's connections receive from its shared receive queue]";
 
     private ActorPingPongLatency() {
     }
@@ -35,12 +36,15 @@ public final class ActorPingPongLatency {
     public static void main(String[] args) {
         String fabric = "soft";
         String address = "127.0.0.1";
+        boolean srq = false;
         List<String> rest = new ArrayList<>();
         for (String a : args) {
             if (a.startsWith("--fabric=")) {
                 fabric = a.substring("--fabric=".length());
             } else if (a.startsWith("--address=")) {
                 address = a.substring("--address=".length());
+            } else if (a.equals("--srq")) {
+                srq = true;
             } else {
                 rest.add(a);
             }
@@ -52,11 +56,12 @@ public final class ActorPingPongLatency {
         int size = o.integer("size", 64, 1);
         String f = fabric;
         String host = address;
-        BenchSupport.runOrReport("ActorPingPongLatency", () -> run(f, new InetSocketAddress(host, 0), size,
+        boolean shared = srq;
+        BenchSupport.runOrReport("ActorPingPongLatency", () -> run(f, new InetSocketAddress(host, 0), shared, size,
                 iterations, warmup));
     }
 
-    private static void run(String fabric, InetSocketAddress bind, int size, int iterations, int warmup)
+    private static void run(String fabric, InetSocketAddress bind, boolean srq, int size, int iterations, int warmup)
             throws Exception {
         System.out.printf("ActorPingPongLatency: %d-byte Send/Received ping-pong through the actors on the %s fabric"
                 + " at %s; warm-up %d, %d measured round trips%n", size, fabric, bind.getAddress().getHostAddress(),
@@ -66,7 +71,7 @@ public final class ActorPingPongLatency {
         ActorSystem<Void> system = ActorSystem.create(Behaviors.setup(ctx -> {
             ActorRef<RdmaProtocol.ConnectionEvent> echo = ctx.spawn(EchoSinkPeer.echo(), "echo");
             ctx.spawn(Behaviors.<RdmaProtocol.ListenerEvent>setup(l -> {
-                Rdma.get(l.getSystem()).manager().tell(new RdmaProtocol.Listen(bind, l.getSelf(), 8));
+                Rdma.get(l.getSystem()).manager().tell(new RdmaProtocol.Listen(bind, l.getSelf(), 8, srq));
                 return Behaviors.receive(RdmaProtocol.ListenerEvent.class)
                         .onMessage(RdmaProtocol.Listening.class, listening -> {
                             ActorRef<RdmaProtocol.ConnectionEvent> client = l.spawn(
@@ -94,7 +99,7 @@ public final class ActorPingPongLatency {
             system.terminate();
             system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
         }
-        BenchSupport.printLatencyTable("ActorPingPongLatency", fabric, size, rtt);
+        BenchSupport.printLatencyTable("ActorPingPongLatency", srq ? fabric + " (the listener's SRQ)" : fabric, size, rtt);
     }
 
     private static Behavior<RdmaProtocol.ConnectionEvent> client(byte[] message, int warmup, long[] rtt,
