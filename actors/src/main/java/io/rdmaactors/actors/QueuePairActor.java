@@ -769,8 +769,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             return control(slot, done.done().encode());
         }
         if (command instanceof ConnectionProtocol.BindWindow b) {
-            return SendWorkRequest.bind(slot, b.window(), b.region(), b.region().address(), b.region().length(),
-                    b.export().access());
+            return SendWorkRequest.bind(slot, b.window(), b.region(), b.export().access());
         }
         if (command instanceof RdmaProtocol.Send s) {
             ScatterGatherElement sge = s.data() != null ? copyIn(slot, s.data()) : s.from().region().sge(s.from());

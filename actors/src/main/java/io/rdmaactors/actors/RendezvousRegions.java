@@ -31,8 +31,7 @@ final class RendezvousRegions {
     record LargeSend(RdmaProtocol.Send send, int id, MemoryRegion region, MemoryWindow window, int rkey) {
         /** The bind that must precede the announcement, or null without a window. */
         SendWorkRequest bind(long wrId) {
-            return window == null ? null : SendWorkRequest.bind(wrId, window, region, region.address(),
-                    region.length(), READ);
+            return window == null ? null : SendWorkRequest.bind(wrId, window, region, READ);
         }
     }
 

@@ -212,8 +212,8 @@ final class SoftDevice implements Device {
         return false;
     }
 
-    void deallocate(int key) {
-        windows.remove(key >>> 8);
+    void deallocate(int index) {
+        windows.remove(index);
     }
 
     /** The window whose index the key names, whatever its key byte; null when none. */

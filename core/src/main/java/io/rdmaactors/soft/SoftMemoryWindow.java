@@ -118,7 +118,8 @@ final class SoftMemoryWindow extends SoftResource implements MemoryWindow {
     @Override
     void destroy() {
         unbind();
-        pd.device.deallocate(postedRkey);
+        // by its index: a bind built by hand may have posted a key that names another window
+        pd.device.deallocate(index);
         pd.dependants.decrementAndGet();
     }
 }

@@ -93,6 +93,11 @@ public record SendWorkRequest(long wrId, SendOpcode opcode, List<ScatterGatherEl
                 new WindowBind(window, window.nextRkey(), region, address, length, access));
     }
 
+    /** As {@link #bind(long, MemoryWindow, MemoryRegion, long, long, Set)}, over all of {@code region}. */
+    public static SendWorkRequest bind(long wrId, MemoryWindow window, MemoryRegion region, Set<Access> access) {
+        return bind(wrId, window, region, region.address(), region.length(), access);
+    }
+
     /** Unbinds the memory window whose current key is {@code rkey}: its peer's accesses fail from then on. */
     public static SendWorkRequest localInvalidate(long wrId, int rkey) {
         return new SendWorkRequest(wrId, SendOpcode.LOCAL_INV, List.of(), SIGNALED, 0, 0, rkey, 0, 0, null, null);

@@ -34,9 +34,18 @@ public abstract class MemoryWindowConformance extends FabricConformance {
 
     /** Binds {@code mw} over all of {@code region} on the loopback's B side and waits for the bind to complete. */
     private static void bind(Loopback loop, MemoryWindow mw, MemoryRegion region, Set<Access> rights, long wrId) {
-        loop.b.qp.postSend(SendWorkRequest.bind(wrId, mw, region, region.address(), region.length(), rights));
+        loop.b.qp.postSend(SendWorkRequest.bind(wrId, mw, region, rights));
         WorkCompletion wc = pollSuccess(loop.b.cq, wrId);
         assertEquals(WcOpcode.BIND_MW, wc.opcode());
+    }
+
+    /** Posts {@code bind} on the B side: it completes with MW_BIND_ERR and B's QP enters ERR. */
+    private static void assertBindFails(Loopback loop, SendWorkRequest bind) throws InterruptedException {
+        loop.b.qp.postSend(bind);
+        WorkCompletion wc = poll(loop.b.cq);
+        assertEquals(bind.wrId(), wc.wrId());
+        assertEquals(WcStatus.MW_BIND_ERR, wc.status(), wc.toString());
+        awaitState(loop.b.qp, QpState.ERR);
     }
 
     /** A's write of {@code src} through {@code rkey}, and its completion. */
@@ -136,11 +145,7 @@ public abstract class MemoryWindowConformance extends FabricConformance {
         try (Loopback loop = loopback().open()) {
             MemoryRegion plain = loop.b.register(64, Access.LOCAL_WRITE);
             try (MemoryWindow mw = loop.b.pd.allocateMemoryWindow()) {
-                loop.b.qp.postSend(SendWorkRequest.bind(1, mw, plain, plain.address(), 64, READ_WRITE));
-                WorkCompletion wc = poll(loop.b.cq);
-                assertEquals(1, wc.wrId());
-                assertEquals(WcStatus.MW_BIND_ERR, wc.status(), wc.toString());
-                awaitState(loop.b.qp, QpState.ERR);
+                assertBindFails(loop, SendWorkRequest.bind(1, mw, plain, plain.address(), 64, READ_WRITE));
             }
         }
     }
@@ -151,11 +156,7 @@ public abstract class MemoryWindowConformance extends FabricConformance {
             MemoryRegion target = loop.b.register(64, Access.LOCAL_WRITE, Access.MW_BIND);
             try (MemoryWindow mw = loop.b.pd.allocateMemoryWindow()) {
                 bind(loop, mw, target, READ_WRITE, 1);
-                loop.b.qp.postSend(SendWorkRequest.bind(2, mw, target, target.address(), 64, READ_WRITE));
-                WorkCompletion wc = poll(loop.b.cq);
-                assertEquals(2, wc.wrId());
-                assertEquals(WcStatus.MW_BIND_ERR, wc.status(), wc.toString());
-                awaitState(loop.b.qp, QpState.ERR);
+                assertBindFails(loop, SendWorkRequest.bind(2, mw, target, target.address(), 64, READ_WRITE));
             }
         }
     }

@@ -39,13 +39,16 @@ class SharedReceiveQueueTest {
         kit.close();
     }
 
+    /** A listener whose connections receive from its shared receive queue. */
+    private RdmaTestKit.Listener srqListener() {
+        TestProbe<RdmaProtocol.ListenerEvent> bind = kit.probe();
+        kit.manager().tell(new RdmaProtocol.Listen(kit.address(0), bind.getRef(), CONNECTIONS, true));
+        return new RdmaTestKit.Listener(bind, bind.expectMessageClass(RdmaProtocol.Listening.class, WAIT));
+    }
+
     @Test
     void sixteenQueuePairsShareOneSrqAndEachReceiveReachesItsOwnConnection() {
-        TestProbe<RdmaProtocol.ListenerEvent> bind = kit.probe();
-        kit.manager().tell(new RdmaProtocol.Listen(kit.address(0), bind.getRef(), CONNECTIONS,
-                true));
-        RdmaTestKit.Listener listener = new RdmaTestKit.Listener(bind,
-                bind.expectMessageClass(RdmaProtocol.Listening.class, WAIT));
+        RdmaTestKit.Listener listener = srqListener();
         List<RdmaTestKit.Pair> pairs = new ArrayList<>();
         for (int c = 0; c < CONNECTIONS; c++) {
             pairs.add(kit.connect(listener));
@@ -84,10 +87,7 @@ class SharedReceiveQueueTest {
      */
     @Test
     void anSrqServerHearsAClientsCloseAsPeerClosed() {
-        TestProbe<RdmaProtocol.ListenerEvent> bind = kit.probe();
-        kit.manager().tell(new RdmaProtocol.Listen(kit.address(0), bind.getRef(), CONNECTIONS, true));
-        RdmaTestKit.Listener listener = new RdmaTestKit.Listener(bind,
-                bind.expectMessageClass(RdmaProtocol.Listening.class, WAIT));
+        RdmaTestKit.Listener listener = srqListener();
         for (int round = 0; round < 20; round++) {
             RdmaTestKit.Pair pair = kit.connect(listener);
             pair.client().tell(new RdmaProtocol.Close());
@@ -107,10 +107,7 @@ class SharedReceiveQueueTest {
      */
     @Test
     void anExportOnAnSrqConnectionReachesItsOwnPeerAlone() {
-        TestProbe<RdmaProtocol.ListenerEvent> bind = kit.probe();
-        kit.manager().tell(new RdmaProtocol.Listen(kit.address(0), bind.getRef(), CONNECTIONS, true));
-        RdmaTestKit.Listener listener = new RdmaTestKit.Listener(bind,
-                bind.expectMessageClass(RdmaProtocol.Listening.class, WAIT));
+        RdmaTestKit.Listener listener = srqListener();
         RdmaTestKit.Pair mine = kit.connect(listener);
         RdmaTestKit.Pair other = kit.connect(listener);
         ByteBuffer memory = ByteBuffer.allocateDirect(64);
@@ -150,10 +147,7 @@ class SharedReceiveQueueTest {
      */
     @Test
     void aLargeSendFromAnSrqConnectionIsReadThroughItsWindow() {
-        TestProbe<RdmaProtocol.ListenerEvent> bind = kit.probe();
-        kit.manager().tell(new RdmaProtocol.Listen(kit.address(0), bind.getRef(), CONNECTIONS, true));
-        RdmaTestKit.Listener listener = new RdmaTestKit.Listener(bind,
-                bind.expectMessageClass(RdmaProtocol.Listening.class, WAIT));
+        RdmaTestKit.Listener listener = srqListener();
         RdmaTestKit.Pair pair = kit.connect(listener);
         byte[] large = new byte[100_000];
         for (int i = 0; i < large.length; i++) {
@@ -174,10 +168,7 @@ class SharedReceiveQueueTest {
     /** An export before the connection is established has no QP to bind its window to: refused, typed. */
     @Test
     void anExportBeforeAnSrqConnectionIsEstablishedIsRefused() {
-        TestProbe<RdmaProtocol.ListenerEvent> bind = kit.probe();
-        kit.manager().tell(new RdmaProtocol.Listen(kit.address(0), bind.getRef(), CONNECTIONS, true));
-        RdmaTestKit.Listener listener = new RdmaTestKit.Listener(bind,
-                bind.expectMessageClass(RdmaProtocol.Listening.class, WAIT));
+        RdmaTestKit.Listener listener = srqListener();
         TestProbe<ConnectionEvent> clientEvents = kit.probe();
         kit.manager().tell(RdmaProtocol.Connect.to(listener.address(), clientEvents.getRef()).withTimeout(WAIT));
         RdmaProtocol.ConnectionRequested request = listener.events()
