@@ -515,7 +515,8 @@ final class ConnectionActor {
         if (domain == null || (shared != null && !connected)) {
             export.replyTo().tell(new CommandFailed(export, new RdmaProtocol.ConnectionClosed(domain == null
                     ? "not connected yet"
-                    : "not connected yet: on a shared receive queue an export is bound to the connected QP")));
+                    : "the connection from " + id.remoteAddress() + " is not established yet: on a shared"
+                    + " receive queue an export is bound to the connected QP")));
             return Behaviors.same();
         }
         try {

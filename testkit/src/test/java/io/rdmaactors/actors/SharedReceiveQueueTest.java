@@ -4,6 +4,7 @@ import static io.rdmaactors.actors.Connections.WAIT;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
 import io.rdmaactors.testkit.RdmaTestKit;
@@ -180,6 +181,8 @@ class SharedReceiveQueueTest {
         RdmaProtocol.CommandFailed refused = exported.expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT);
         assertEquals(early, refused.command());
         assertInstanceOf(RdmaProtocol.ConnectionClosed.class, refused.cause());
+        assertTrue(refused.cause().getMessage().contains(request.remote().toString()),
+                "the refusal names the connection: " + refused.cause().getMessage());
         TestProbe<ConnectionEvent> serverEvents = kit.probe();
         request.connection().tell(RdmaProtocol.Accept.with(serverEvents.getRef()));
         RdmaProtocol.Connected connected = clientEvents.expectMessageClass(RdmaProtocol.Connected.class, WAIT);
