@@ -198,11 +198,15 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     }
 
     /** The read of a large message the peer announced, into memory registered for it. */
-    private record LargeRead(Rendezvous.Ready ready, Large into, MemoryRegion region) {
+    private record LargeRead(ControlMessage.Ready ready, Large into, MemoryRegion region) {
     }
 
     /** Tells the peer its large message was read. */
-    private record SendDone(Rendezvous.Done done) {
+    private record SendDone(ControlMessage.Done done) {
+    }
+
+    /** Tells the peer to pause (or resume) what takes this side's receives: this side is on a shared receive queue. */
+    private record FlowControl(boolean pause) {
     }
 
     private final QueuePair qp;
@@ -270,6 +274,10 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     /** The handler sent ResumeWriting: resume once half the send queue is free. */
     private boolean resumeRequested;
     private boolean readingSuspended;
+    /** This side is on a shared receive queue and told the peer to pause (its FlowControl may still wait to go). */
+    private boolean pausedPeer;
+    /** The peer's reader, on a shared receive queue, is paused: what would take one of its receives waits. */
+    private boolean peerPaused;
     /** Until the handler has Connected, receives wait: the peer may send before this side is established. */
     private boolean open;
     /** The handler asked to close, or the connection is draining: data commands are refused. */
@@ -518,7 +526,11 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         }
         int count = 0;
         for (int i = 0; i < n; i++) {
-            Object item = sends.nextWaiting();
+            Object item = sends.nextWaiting(peerPaused, QueuePairActor::takesPeerReceive,
+                    QueuePairActor::bypassesPause);
+            if (item == null) {
+                break;
+            }
             int slot;
             try {
                 slot = sends.takeSlot();
@@ -756,7 +768,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private SendWorkRequest request(Object command, int slot) {
         if (command instanceof LargeSend large) {
             MemoryRegion region = large.region();
-            return control(slot, new Rendezvous.Ready(large.id(), region.length(), region.address(), large.rkey(),
+            return control(slot, new ControlMessage.Ready(large.id(), region.length(), region.address(), large.rkey(),
                     large.send().immediate()).encode());
         }
         if (command instanceof RendezvousRegions.WindowBind b) {
@@ -767,6 +779,9 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         }
         if (command instanceof SendDone done) {
             return control(slot, done.done().encode());
+        }
+        if (command instanceof FlowControl f) {
+            return control(slot, ControlMessage.flowControl(f.pause()));
         }
         if (command instanceof ConnectionProtocol.BindWindow b) {
             return SendWorkRequest.bind(slot, b.window(), b.region(), b.export().access());
@@ -990,7 +1005,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                 read.into().data = RendezvousMemory.copyOut(read.region().buffer());
                 rendezvous.recycle(read.region());
             }
-            sends.enqueue(new SendDone(new Rendezvous.Done(read.ready().id())));
+            sends.enqueue(new SendDone(new ControlMessage.Done(read.ready().id())));
             deliverHeld();
             return;
         }
@@ -1030,7 +1045,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             } else {
                 ByteBuffer control = buffers.receive.memory(slot).duplicate().order(ByteOrder.BIG_ENDIAN)
                         .position(buffers.receive.offset(slot)).limit(buffers.receive.offset(slot) + wc.byteLen());
-                onControl(Rendezvous.decode(control));
+                onControl(ControlMessage.decode(control));
             }
             reposts.add(buffers.repost(slot));
             return;
@@ -1050,7 +1065,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         if (control && received.data().isEmpty()) {
             peerClosing = true;
         } else if (control) {
-            onControl(Rendezvous.decode(received.data().asByteBuffer()));
+            onControl(ControlMessage.decode(received.data().asByteBuffer()));
             postQueued();
         } else if (readingSuspended || !open || !inbound.isEmpty()) {
             inbound.add(new Copied(received));
@@ -1061,7 +1076,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
 
     /** The peer announced a large message (read it, in its place among the received ones) or read ours. */
     private void onControl(Object message) {
-        if (message instanceof Rendezvous.Ready ready) {
+        if (message instanceof ControlMessage.Ready ready) {
             if (ready.length() > maxMessageSize || ready.length() < 0) {
                 connection.tell(new ConnectionProtocol.QueuePairFailed(new IllegalStateException("the peer announced "
                         + ready.length() + " bytes, beyond rdma-actors.max-message-size of " + maxMessageSize)));
@@ -1071,7 +1086,11 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             MemoryRegion region = rendezvous.registerForRead(ready.length());
             inbound.add(large);
             sends.enqueue(new LargeRead(ready, large, region));
-        } else if (message instanceof Rendezvous.Done done) {
+        } else if (message instanceof ControlMessage.Pause) {
+            peerPaused = true;
+        } else if (message instanceof ControlMessage.Resume) {
+            peerPaused = false;
+        } else if (message instanceof ControlMessage.Done done) {
             LargeSend large = rendezvous.done(done.id());
             if (large != null) {
                 if (large.send().ack() != null) {
@@ -1231,8 +1250,31 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
 
     private Behavior<ConnectionCommand> setReading(boolean suspended) {
         readingSuspended = suspended;
+        if (buffers.receive == null && suspended != pausedPeer) {
+            pausedPeer = suspended;
+            // a FlowControl not yet gone said the opposite: the peer, never told, needs neither
+            if (!sends.removeWaiting(item -> item instanceof FlowControl)) {
+                sends.requeue(new FlowControl(suspended));
+                postQueued();
+            }
+        }
         deliverHeld();
         return this;
+    }
+
+    /** What takes one of the peer's receives: held back while the peer's reader is paused. */
+    private static boolean takesPeerReceive(Object item) {
+        return item instanceof RdmaProtocol.Send || item instanceof LargeSend
+                || item instanceof RendezvousRegions.WindowBind
+                || item instanceof RdmaProtocol.Write w && w.immediate() != null;
+    }
+
+    /**
+     * The connection's own control steps pass a paused peer's hold: none takes a receive of the
+     * peer's for its user, and two suspended readers must not wait on each other's Done.
+     */
+    private static boolean bypassesPause(Object item) {
+        return item instanceof SendDone || item instanceof LargeRead || item instanceof FlowControl;
     }
 
     private void deliverHeld() {

@@ -5,6 +5,7 @@ import io.rdmaactors.verbs.SendWorkRequest;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Iterator;
 import java.util.List;
 import java.util.function.Predicate;
 
@@ -76,8 +77,28 @@ final class SendQueue {
         return Math.min(room(), waiting.size());
     }
 
-    Object nextWaiting() {
-        return waiting.poll();
+    /**
+     * The next item to post, or null: the oldest; but while the peer's reader is paused, not one
+     * that {@code takesPeerReceive}, nor anything behind it other than what {@code bypassesPause}.
+     */
+    Object nextWaiting(boolean peerPaused, Predicate<Object> takesPeerReceive, Predicate<Object> bypassesPause) {
+        Object head = waiting.peek();
+        if (!peerPaused || head == null || !takesPeerReceive.test(head)) {
+            return waiting.poll();
+        }
+        for (Iterator<Object> it = waiting.iterator(); it.hasNext(); ) {
+            Object item = it.next();
+            if (bypassesPause.test(item)) {
+                it.remove();
+                return item;
+            }
+        }
+        return null;
+    }
+
+    /** Takes a waiting item that matches out of the queue, if one waits. */
+    boolean removeWaiting(Predicate<Object> test) {
+        return waiting.removeIf(test);
     }
 
     /** Puts work back at the head of what waits: the next to be posted. */

@@ -2,6 +2,7 @@ package io.rdmaactors.actors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmaactors.verbs.Fabric;
@@ -9,6 +10,7 @@ import io.rdmaactors.verbs.ProtectionDomain;
 import io.rdmaactors.verbs.SendFlag;
 import io.rdmaactors.verbs.SendWorkRequest;
 import java.util.List;
+import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -59,7 +61,29 @@ class SendQueueTest {
         }
         assertFalse(queue.hasRoomForCommand());
         assertEquals(12, queue.postable(), "only the send queue's room can be posted now");
-        assertEquals(0, queue.nextWaiting(), "oldest first");
+        assertEquals(0, queue.nextWaiting(false, item -> true, item -> false), "oldest first");
+    }
+
+    /**
+     * While the peer's reader is paused, what would take one of its receives waits, and so does what
+     * follows it (the connection's commands take effect in order), but for the connection's own
+     * control steps, which pass; what precedes the first held item goes as before.
+     */
+    @Test
+    void aPausedPeerHoldsBackWhatTakesItsReceivesAndWhatFollowsButControlSteps() {
+        queue.enqueue("write");
+        queue.enqueue("send");
+        queue.enqueue("read");
+        queue.enqueue("done");
+        Predicate<Object> takesReceive = "send"::equals;
+        Predicate<Object> control = "done"::equals;
+        assertEquals("write", queue.nextWaiting(true, takesReceive, control));
+        assertEquals("done", queue.nextWaiting(true, takesReceive, control), "a control step passes");
+        assertNull(queue.nextWaiting(true, takesReceive, control), "the read waits behind the send");
+        assertTrue(queue.removeWaiting("read"::equals));
+        assertFalse(queue.removeWaiting("read"::equals));
+        assertEquals("send", queue.nextWaiting(false, takesReceive, control), "resumed");
+        assertTrue(queue.nothingWaiting());
     }
 
     @Test

@@ -12,10 +12,12 @@ import io.rdmaactors.verbs.Access;
 import io.rdmaactors.verbs.ResourceKind;
 import io.rdmaactors.verbs.WcStatus;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.util.ByteString;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -164,6 +166,56 @@ class SharedReceiveQueueTest {
         kit.close(pair);
         kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
+    }
+
+    /**
+     * An SRQ server's reader that suspends cannot hold its peer back by leaving receives unposted (the
+     * SRQ serves every connection): its peer is told to pause, so the client's Sends stop completing
+     * instead of piling up at the server; once reading resumes they complete, and what was sent
+     * arrives, each once, in order.
+     */
+    @Test
+    void aSuspendedReaderOnAnSrqHoldsItsPeerBack() {
+        RdmaTestKit.Listener listener = srqListener();
+        RdmaTestKit.Pair pair = kit.connect(listener);
+        pair.server().tell(new RdmaProtocol.SuspendReading());
+        int batch = 100;
+        int sent = 0;
+        boolean heldBack = false;
+        // batches a writer can sustain, each acknowledged before the next: without the pause the
+        // SRQ would take them all
+        while (!heldBack && sent < 100 * batch) {
+            for (int i = 0; i < batch; i++, sent++) {
+                pair.client().tell(RdmaProtocol.Send.of(ByteString.fromArray(ByteBuffer.allocate(4).putInt(sent).array()),
+                        i == batch - 1 ? sent : null));
+            }
+            heldBack = !acked(pair.clientEvents(), sent - 1);
+        }
+        assertTrue(heldBack, "the server took " + sent + " messages while its reader was suspended");
+        pair.serverEvents().expectNoMessage(Duration.ofMillis(100));
+
+        pair.server().tell(new RdmaProtocol.ResumeReading());
+        pair.clientEvents().expectMessage(WAIT, new RdmaProtocol.Acked(sent - 1));
+        List<ConnectionEvent> received = pair.serverEvents().receiveSeveralMessages(sent, WAIT);
+        for (int n = 0; n < sent; n++) {
+            assertEquals(n, ((RdmaProtocol.Received) received.get(n)).data().asByteBuffer().getInt());
+        }
+        pair.serverEvents().expectNoMessage(Duration.ofMillis(100));
+        kit.close(pair);
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    /** Whether the ack of {@code token} comes within half a second. */
+    private static boolean acked(TestProbe<ConnectionEvent> events, int token) {
+        ConnectionEvent event;
+        try {
+            event = events.receiveMessage(Duration.ofMillis(500));
+        } catch (AssertionError timedOut) {
+            return false;
+        }
+        assertEquals(new RdmaProtocol.Acked(token), event);
+        return true;
     }
 
     /** An export before the connection is established has no QP to bind its window to: refused, typed. */
