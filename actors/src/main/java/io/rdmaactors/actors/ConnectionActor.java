@@ -106,6 +106,8 @@ final class ConnectionActor {
     private final Devices devices;
     /** The listener's SRQ this connection receives from, or null for its own receive queue. */
     private SrqActor.Shared shared;
+    /** The device's shared receive queue this connection receives from (receive-queue = per-device), or null. */
+    private DeviceReceiveQueue deviceReceives;
     private ActorRef<ConnectionEvent> handler;
     /** An agent's listener handler: it hears refusals until Accept names the connection's handler. */
     private ActorRef<RdmaProtocol.ListenerEvent> bindHandler;
@@ -117,7 +119,7 @@ final class ConnectionActor {
     private boolean handlerDied;
     /** The peer disconnected while the connection was open: whether it closed is known once drained. */
     private boolean peerDisconnected;
-    /** This connection's PD; null on an SRQ (whose PD is the SRQ's) and before the route is resolved. */
+    /** This connection's own PD; null on a shared receive queue (whose PD it uses) and before the route is resolved. */
     private ProtectionDomain pd;
     /** Memory exported to the peer: deregistered after the QP is gone, before the PD. */
     private final List<ExportedRegion> exported = new ArrayList<>();
@@ -329,7 +331,10 @@ final class ConnectionActor {
             c.bindHandler = bindHandler;
             if (shared == null) {
                 try {
-                    c.pd = id.device().allocateProtectionDomain();
+                    c.deviceReceives = settings.receivesFromDevice() ? devices.receiveQueue(id.device()) : null;
+                    if (c.deviceReceives == null) {
+                        c.pd = id.device().allocateProtectionDomain();
+                    }
                 } catch (RuntimeException e) {
                     ctx.getLog().warn("connection request from {} rejected: no protection domain", id.remoteAddress(), e);
                     c.rejectQuietly();
@@ -464,13 +469,17 @@ final class ConnectionActor {
      */
     private void createQueuePair() {
         Device device = id.device();
-        if (shared == null && pd == null) {
-            pd = device.allocateProtectionDomain();
+        if (shared == null && pd == null && deviceReceives == null) {
+            deviceReceives = settings.receivesFromDevice() ? devices.receiveQueue(device) : null;
+            if (deviceReceives == null) {
+                pd = device.allocateProtectionDomain();
+            }
         }
         ProtectionDomain qpPd = protectionDomain();
         CompletionPoller poller = devices.poller(device);
-        CompletionQueue cq = device.createCompletionQueue(settings.sendQueueDepth() + settings.receiveQueueDepth(),
-                poller.channel());
+        // on the device's SRQ every slot of it may hold a receive of this QP's, not yet polled
+        CompletionQueue cq = device.createCompletionQueue(settings.sendQueueDepth()
+                + (deviceReceives != null ? deviceReceives.slots : settings.receiveQueueDepth()), poller.channel());
         CompletionPoller.Subscription completions = poller.subscribe(cq);
         QueuePairActor.Buffers buffers;
         try {
@@ -478,9 +487,11 @@ final class ConnectionActor {
                     settings.receiveQueueDepth());
             if (shared != null) {
                 attributes = attributes.withCompletionQueues(cq, shared.cq()).withSrq(shared.srq());
+            } else if (deviceReceives != null) {
+                attributes = attributes.withSrq(deviceReceives.srq);
             }
             qp = id.createQueuePair(qpPd, attributes);
-            buffers = QueuePairActor.prepare(qp, qpPd, settings, shared == null);
+            buffers = QueuePairActor.prepare(qp, qpPd, settings, deviceReceives, !sharesDomain());
         } catch (RuntimeException e) {
             id.destroyQueuePair();
             qp = null;
@@ -499,20 +510,25 @@ final class ConnectionActor {
     }
 
     private ProtectionDomain protectionDomain() {
-        return shared != null ? shared.pd() : pd;
+        return shared != null ? shared.pd() : deviceReceives != null ? deviceReceives.pd : pd;
+    }
+
+    /** Whether other connections share this one's domain: a shared receive queue's, the listener's or the device's. */
+    private boolean sharesDomain() {
+        return shared != null || deviceReceives != null;
     }
 
     /**
      * Registers memory for the peer with exactly the rights asked (LOCAL_WRITE is implied by remote
      * writes). Where the domain is the connection's own, the region's key is the export's. Where
-     * other connections share it (a listener's SRQ), a region's key would reach every one of their
-     * peers, so the region is registered for local use and memory-window binding only, and the
+     * other connections share it (a shared receive queue's), a region's key would reach every one of
+     * their peers, so the region is registered for local use and memory-window binding only, and the
      * export's key is a type 2 window bound to this connection's QP: answered once the bind
      * completed, which needs the connection established.
      */
     private Behavior<ConnectionCommand> onExport(RdmaProtocol.Export export) {
         ProtectionDomain domain = protectionDomain();
-        if (domain == null || (shared != null && !connected)) {
+        if (domain == null || (sharesDomain() && !connected)) {
             export.replyTo().tell(new CommandFailed(export, new RdmaProtocol.ConnectionClosed(domain == null
                     ? "not connected yet"
                     : "the connection from " + id.remoteAddress() + " is not established yet: on a shared"
@@ -521,7 +537,7 @@ final class ConnectionActor {
         }
         try {
             EnumSet<Access> rights = EnumSet.of(Access.LOCAL_WRITE);
-            if (shared == null) {
+            if (!sharesDomain()) {
                 rights.addAll(export.access());
                 MemoryRegion mr = domain.register(export.buffer(), rights);
                 exported.add(new ExportedRegion(mr, null));

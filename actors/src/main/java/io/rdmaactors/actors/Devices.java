@@ -6,13 +6,21 @@ import org.apache.pekko.actor.typed.ActorRef;
 
 /**
  * What the actors that create QPs need of each device: the actor its QPs register with for async
- * events, and the poller whose shared completion channels their CQs use.
+ * events, the poller whose shared completion channels their CQs use, and, with
+ * {@code receive-queue = per-device}, its shared receive queue.
  */
-record Devices(Map<String, ActorRef<DeviceActor.Command>> actors, Map<String, CompletionPoller> pollers) {
+record Devices(Map<String, ActorRef<DeviceActor.Command>> actors, Map<String, CompletionPoller> pollers,
+               Map<String, DeviceReceiveQueue> receiveQueues) {
 
     Devices {
         actors = Map.copyOf(actors);
         pollers = Map.copyOf(pollers);
+        receiveQueues = Map.copyOf(receiveQueues);
+    }
+
+    /** The device's shared receive queue, or null: per-connection receives, or a device not listed at start. */
+    DeviceReceiveQueue receiveQueue(Device device) {
+        return receiveQueues.get(device.name());
     }
 
     /** The device's actor, or null for a device the fabric did not list at start. */

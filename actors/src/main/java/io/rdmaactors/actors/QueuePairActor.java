@@ -75,7 +75,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     /** IB's encoding of the shortest receiver-not-ready wait, 0.01 ms. */
     private static final int MIN_RNR_TIMER = 1;
     /** wr_id bit that marks a receive; the low bits are the buffer slot. */
-    private static final long RECEIVE = 1L << 62;
+    static final long RECEIVE = 1L << 62;
     /**
      * wr_id of the closing notice: a Send of no bytes with the reserved immediate, posted last by a
      * Close or ConfirmedClose, so the peer tells a close from a failure (rdma_cm's disconnect does
@@ -91,18 +91,21 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         final RegisteredSlots send;
         /** Null on a shared receive queue. */
         final RegisteredSlots receive;
+        /** The device's shared receive queue the QP's receives come from, completing on its own CQ; or null. */
+        final DeviceReceiveQueue device;
         /** Memory the handler registered for its Sends (RegisterMemory), deregistered with the QP's buffers. */
         final List<MemoryRegion> local = new ArrayList<>();
 
-        private Buffers(ProtectionDomain pd, RdmaSettings settings, boolean ownReceives) {
+        private Buffers(ProtectionDomain pd, RdmaSettings settings, DeviceReceiveQueue device, boolean ownReceives) {
             this.pd = pd;
+            this.device = device;
             this.send = new RegisteredSlots(pd, settings.bufferSize(), settings.sendQueueDepth());
             this.receive = ownReceives ? new RegisteredSlots(pd, settings.bufferSize(), settings.receiveQueueDepth())
                     : null;
         }
 
         /**
-         * Whether other connections share the domain (a listener's SRQ, whose receives these
+         * Whether other connections share the domain (a shared receive queue's, whose receives these
          * buffers then do not hold): what the peer may read is then reached through memory windows.
          */
         boolean sharesDomain() {
@@ -139,8 +142,9 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
      * Registers and posts the first chunk of receives before the connection can carry a message
      * (more are posted as traffic needs them); a QP on a shared receive queue has none of its own.
      */
-    static Buffers prepare(QueuePair qp, ProtectionDomain pd, RdmaSettings settings, boolean ownReceives) {
-        Buffers buffers = new Buffers(pd, settings, ownReceives);
+    static Buffers prepare(QueuePair qp, ProtectionDomain pd, RdmaSettings settings, DeviceReceiveQueue device,
+                           boolean ownReceives) {
+        Buffers buffers = new Buffers(pd, settings, device, ownReceives);
         try {
             if (ownReceives) {
                 postNewReceives(qp, buffers.receive);
@@ -1034,10 +1038,14 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     }
 
     private void onReceive(WorkCompletion wc) {
+        int slot = (int) (wc.wrId() & ~RECEIVE);
+        if (buffers.device != null) {
+            onDeviceReceive(wc, slot);
+            return;
+        }
         if (!wc.isSuccess()) {
             return; // flushed: the connection is going away
         }
-        int slot = (int) (wc.wrId() & ~RECEIVE);
         if (wc.hasImmediate() && wc.immData() == RdmaProtocol.RESERVED_IMMEDIATE
                 && wc.opcode() != WcOpcode.RECV_RDMA_WITH_IMM) {
             if (wc.byteLen() == 0) {
@@ -1057,6 +1065,22 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             inbound.add(h);
         } else {
             deliver(h);
+        }
+    }
+
+    /** A receive from the device's shared receive queue: copied out, its slot posted again for any connection. */
+    private void onDeviceReceive(WorkCompletion wc, int slot) {
+        // a write with immediate put its data in exported memory: the receive carries only the immediate
+        byte[] data = !wc.isSuccess() ? null
+                : buffers.device.copy(slot, wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM ? 0 : wc.byteLen());
+        try {
+            buffers.device.repost(slot); // a receive that failed had its buffer too
+        } catch (RuntimeException e) {
+            connection.tell(new ConnectionProtocol.QueuePairFailed(e));
+        }
+        if (data != null) {
+            onSharedReceive(new RdmaProtocol.Received(ByteString.fromArrayUnsafe(data),
+                    wc.hasImmediate() ? wc.immData() : null));
         }
     }
 

@@ -28,6 +28,7 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
 
     private final Fabric fabric;
     private final Map<String, CompletionPoller> pollers = new HashMap<>();
+    private final Map<String, DeviceReceiveQueue> receiveQueues = new HashMap<>();
     private final ActorRef<CmEventActor.Command> cmEvents;
 
     static Behavior<RdmaProtocol.ManagerCommand> create(RdmaSettings settings) {
@@ -131,17 +132,25 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
                 pollers.put(device.name(), new CompletionPoller(device, settings.completionPollers(),
                         threadPrefix(ctx.getSystem())));
                 devices.put(device.name(), ctx.spawn(DeviceActor.create(device), "device-" + device.name(), props));
+                if (settings.receiveQueue().equals(RdmaSettings.PER_DEVICE)) {
+                    receiveQueues.put(device.name(), new DeviceReceiveQueue(device, settings, QueuePairActor.RECEIVE));
+                }
             }
         } catch (RuntimeException e) {
             release();
             throw e;
         }
         this.cmEvents = ctx.spawn(CmEventActor.create(fabric, fabric.createEventChannel(), settings,
-                new Devices(devices, pollers)), "cm-events", props);
+                new Devices(devices, pollers, receiveQueues)), "cm-events", props);
     }
 
-    /** Once every child stopped (their CQs are gone): the completion channels, then the fabric. */
+    /**
+     * Once every child stopped (their QPs and CQs are gone): the devices' shared receive queues, the
+     * completion channels, then the fabric.
+     */
     private void release() {
+        receiveQueues.values().forEach(DeviceReceiveQueue::close);
+        receiveQueues.clear();
         pollers.values().forEach(CompletionPoller::close);
         pollers.clear();
         fabric.close();

@@ -20,7 +20,7 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
                            Duration resolveTimeout, Duration connectTimeout,
                            Duration acceptTimeout, Duration shutdownCloseTimeout, int completionPollers,
                            Duration completionSpin, Duration completionYield, String waitMode, String dispatcher,
-                           String verbsDispatcher, int receiveInPlace) {
+                           String verbsDispatcher, int receiveInPlace, String receiveQueue) {
 
     public RdmaSettings {
         fabricOptions = Map.copyOf(fabricOptions);
@@ -35,6 +35,19 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
         require(!completionSpin.isNegative(), "completion-spin", completionSpin, "not negative");
         require(!completionYield.isNegative(), "completion-yield", completionYield, "not negative");
         require(waitMode.equals(BALANCED) || waitMode.equals(SPIN), "wait", waitMode, BALANCED + " or " + SPIN);
+        require(receiveQueue.equals(PER_CONNECTION) || receiveQueue.equals(PER_DEVICE), "receive-queue", receiveQueue,
+                PER_CONNECTION + " or " + PER_DEVICE);
+    }
+
+    /** {@code receive-queue}'s default: each connection receives into buffers of its own. */
+    public static final String PER_CONNECTION = "per-connection";
+    /** Connections receive from their device's shared receive queue. */
+    public static final String PER_DEVICE = "per-device";
+
+    /** Whether a connection made with these settings receives from its device's shared receive queue. */
+    boolean receivesFromDevice() {
+        // receiving in place lends a receive buffer to the handler: it needs buffers of its own
+        return receiveQueue.equals(PER_DEVICE) && receiveInPlace == NEVER_IN_PLACE;
     }
 
     /** {@code receiveInPlace} unless a connection's options set it: every message is copied. */
@@ -75,7 +88,7 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
                 options.writeQueue().orElse(writeQueue), options.maxMessageSize().orElse(maxMessageSize),
                 resolveTimeout, connectTimeout, acceptTimeout, shutdownCloseTimeout, completionPollers, completionSpin,
                 completionYield, waitMode, dispatcher, verbsDispatcher,
-                options.receiveInPlace().orElse(receiveInPlace));
+                options.receiveInPlace().orElse(receiveInPlace), receiveQueue);
     }
 
     /** A bad value names its key, so a configuration error says which line to fix. */
@@ -97,6 +110,6 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
                 c.getDuration("shutdown-close-timeout"), c.getInt("completion-pollers"),
                 c.getDuration("completion-spin"), c.getDuration("completion-yield"), c.getString("wait"),
                 c.getString("dispatcher"),
-                c.getString("verbs-dispatcher"), NEVER_IN_PLACE);
+                c.getString("verbs-dispatcher"), NEVER_IN_PLACE, c.getString("receive-queue"));
     }
 }

@@ -111,8 +111,13 @@ class SharedReceiveQueueTest {
     @Test
     void anExportOnAnSrqConnectionReachesItsOwnPeerAlone() {
         RdmaTestKit.Listener listener = srqListener();
-        RdmaTestKit.Pair mine = kit.connect(listener);
-        RdmaTestKit.Pair other = kit.connect(listener);
+        exportReachesItsOwnPeerAlone(kit, kit.connect(listener), kit.connect(listener));
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    /** An export of {@code mine}'s server, which shares its domain with {@code other}'s, reaches {@code mine}'s client alone. */
+    static void exportReachesItsOwnPeerAlone(RdmaTestKit kit, RdmaTestKit.Pair mine, RdmaTestKit.Pair other) {
         ByteBuffer memory = ByteBuffer.allocateDirect(64);
         TestProbe<RdmaProtocol.ExportReply> exported = kit.probe();
         mine.server().tell(new RdmaProtocol.Export(memory, EnumSet.of(Access.REMOTE_READ, Access.REMOTE_WRITE),
@@ -140,8 +145,6 @@ class SharedReceiveQueueTest {
         assertEquals(after, mine.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
         assertEquals(1, memory.get(0), "a write through an unexported key");
         RdmaTestKit.awaitDisconnected(mine.clientEvents());
-        kit.unbind(listener);
-        kit.awaitNoLeaks(WAIT);
     }
 
     /**
@@ -152,6 +155,14 @@ class SharedReceiveQueueTest {
     void aLargeSendFromAnSrqConnectionIsReadThroughItsWindow() {
         RdmaTestKit.Listener listener = srqListener();
         RdmaTestKit.Pair pair = kit.connect(listener);
+        largeSendsArriveWhole(kit, pair);
+        kit.close(pair);
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    /** Large Sends from the server of {@code pair}, whose domain is shared, arrive whole; no window outlives its read. */
+    static void largeSendsArriveWhole(RdmaTestKit kit, RdmaTestKit.Pair pair) {
         byte[] large = new byte[100_000];
         for (int i = 0; i < large.length; i++) {
             large[i] = (byte) (i * 7);
@@ -163,9 +174,6 @@ class SharedReceiveQueueTest {
             assertArrayEquals(large, received.data().toArray(), "message " + n);
         }
         assertEquals(0, kit.fabric().ledger().live(ResourceKind.MEMORY_WINDOW), "each window closed once read");
-        kit.close(pair);
-        kit.unbind(listener);
-        kit.awaitNoLeaks(WAIT);
     }
 
     /**
@@ -178,6 +186,14 @@ class SharedReceiveQueueTest {
     void aSuspendedReaderOnAnSrqHoldsItsPeerBack() {
         RdmaTestKit.Listener listener = srqListener();
         RdmaTestKit.Pair pair = kit.connect(listener);
+        suspendedReaderHoldsItsPeerBack(pair);
+        kit.close(pair);
+        kit.unbind(listener);
+        kit.awaitNoLeaks(WAIT);
+    }
+
+    /** The server of {@code pair}, on a shared receive queue, suspends reading: its client is held back until it resumes. */
+    static void suspendedReaderHoldsItsPeerBack(RdmaTestKit.Pair pair) {
         pair.server().tell(new RdmaProtocol.SuspendReading());
         int batch = 100;
         int sent = 0;
@@ -201,9 +217,6 @@ class SharedReceiveQueueTest {
             assertEquals(n, ((RdmaProtocol.Received) received.get(n)).data().asByteBuffer().getInt());
         }
         pair.serverEvents().expectNoMessage(Duration.ofMillis(100));
-        kit.close(pair);
-        kit.unbind(listener);
-        kit.awaitNoLeaks(WAIT);
     }
 
     /** Whether the ack of {@code token} comes within half a second. */
