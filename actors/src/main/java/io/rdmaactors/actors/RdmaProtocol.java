@@ -362,8 +362,9 @@ public final class RdmaProtocol {
     }
 
     /**
-     * The immediate value rdma-actors keeps for itself: the control messages of a Send larger than
-     * the buffer size and a close's notice carry it, so a Send or Write of the user's may not.
+     * The immediate value rdma-actors keeps for itself: its control messages (of a Send larger than
+     * the buffer size, of a paused reader) and a close's notice carry it, so a Send or Write of the
+     * user's may not.
      */
     public static final int RESERVED_IMMEDIATE = 0x52445a56;
 
