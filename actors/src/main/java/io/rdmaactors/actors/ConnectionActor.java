@@ -527,6 +527,18 @@ final class ConnectionActor {
      * completed, which needs the connection established.
      */
     private Behavior<ConnectionCommand> onExport(RdmaProtocol.Export export) {
+        if (qp == null && deviceReceives != null) {
+            // before Accept (a server handing the key over in its private data): a window could
+            // only be bound once connected, after the key went; a domain of its own makes the
+            // region's key usable at once, so this connection keeps queues of its own
+            try {
+                pd = id.device().allocateProtectionDomain();
+                deviceReceives = null;
+            } catch (RuntimeException e) {
+                export.replyTo().tell(new CommandFailed(export, e));
+                return Behaviors.same();
+            }
+        }
         ProtectionDomain domain = protectionDomain();
         if (domain == null || (sharesDomain() && !connected)) {
             export.replyTo().tell(new CommandFailed(export, new RdmaProtocol.ConnectionClosed(domain == null

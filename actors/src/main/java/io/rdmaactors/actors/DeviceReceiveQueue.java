@@ -59,11 +59,13 @@ final class DeviceReceiveQueue implements AutoCloseable {
         }
     }
 
-    /** The bytes a receive put in {@code slot}, copied out: then the slot may be posted again. */
-    byte[] copy(int slot, int length) {
-        byte[] data = new byte[length];
-        buffers.buffer().get(slot * slotSize, data);
-        return data;
+    /** The memory of every slot: read it with absolute gets only, as many connections do at once. */
+    ByteBuffer memory() {
+        return buffers.buffer();
+    }
+
+    int offset(int slot) {
+        return slot * slotSize;
     }
 
     void repost(int slot) {

@@ -1070,17 +1070,17 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
 
     /** A receive from the device's shared receive queue: copied out, its slot posted again for any connection. */
     private void onDeviceReceive(WorkCompletion wc, int slot) {
+        DeviceReceiveQueue device = buffers.device;
         // a write with immediate put its data in exported memory: the receive carries only the immediate
-        byte[] data = !wc.isSuccess() ? null
-                : buffers.device.copy(slot, wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM ? 0 : wc.byteLen());
+        RdmaProtocol.Received received = !wc.isSuccess() ? null : copiedReceive(device.memory(), device.offset(slot),
+                wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM ? 0 : wc.byteLen(), wc.hasImmediate() ? wc.immData() : null);
         try {
-            buffers.device.repost(slot); // a receive that failed had its buffer too
+            device.repost(slot); // a receive that failed had its buffer too
         } catch (RuntimeException e) {
             connection.tell(new ConnectionProtocol.QueuePairFailed(e));
         }
-        if (data != null) {
-            onSharedReceive(new RdmaProtocol.Received(ByteString.fromArrayUnsafe(data),
-                    wc.hasImmediate() ? wc.immData() : null));
+        if (received != null) {
+            onSharedReceive(received);
         }
     }
 
@@ -1158,12 +1158,17 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
      * ReleasedArrays.MIN_LENGTH on, the handler may release it again.
      */
     private RdmaProtocol.Received received(Held h) {
-        int length = h.length();
+        return copiedReceive(buffers.receive.memory(h.slot()), buffers.receive.offset(h.slot()), h.length(),
+                h.immediate());
+    }
+
+    /** {@code length} bytes at {@code offset} of receive memory, copied as {@link #received(Held)} says. */
+    private RdmaProtocol.Received copiedReceive(ByteBuffer memory, int offset, int length, Integer immediate) {
         boolean lent = length >= ReleasedArrays.MIN_LENGTH;
         byte[] data = lent && released != null ? released.take(length) : new byte[length];
-        buffers.receive.memory(h.slot()).get(buffers.receive.offset(h.slot()), data, 0, length);
+        memory.get(offset, data, 0, length);
         return new RdmaProtocol.Received(data.length == length ? ByteString.fromArrayUnsafe(data)
-                : ByteString.fromArrayUnsafe(data, 0, length), h.immediate(), lent ? data : null);
+                : ByteString.fromArrayUnsafe(data, 0, length), immediate, lent ? data : null);
     }
 
     private void onRelease(RdmaProtocol.Received received) {

@@ -23,10 +23,11 @@ class BufferGrowthTest {
 
     private RdmaTestKit kit;
 
+    /** A connection's own receive queue grows; the device's shared one is registered whole at start. */
     @BeforeEach
     void start() {
         kit = RdmaTestKit.create("rdma-actors.send-queue-depth = " + DEPTH + "\nrdma-actors.receive-queue-depth = "
-                + DEPTH + "\nrdma-actors.buffer-size = 256");
+                + DEPTH + "\nrdma-actors.buffer-size = 256\nrdma-actors.receive-queue = per-connection");
     }
 
     @AfterEach

@@ -27,8 +27,13 @@ class ReleaseTest {
         kit.close();
     }
 
+    /**
+     * On connections with receive queues of their own: a message waits in its receive buffer while
+     * reading is suspended, so the tests know which message a release's bytes will carry (from the
+     * device's shared queue a message is copied out as it arrives).
+     */
     private RdmaTestKit.Pair connect(String config) {
-        kit = RdmaTestKit.create(config);
+        kit = RdmaTestKit.create("rdma-actors.receive-queue = per-connection\n" + config);
         listener = kit.listen(8);
         return kit.connect(listener);
     }

@@ -26,7 +26,9 @@ import org.junit.jupiter.api.Test;
 /** Pekko IO's shape: the write queue, NACK back-pressure beyond it, Register, and the three ways to close. */
 class WriteQueueAndCloseTest {
 
-    private static final String SMALL_QUEUES = "rdma-actors.receive-queue-depth = 8\nrdma-actors.send-queue-depth = 4\n";
+    /** Receive queues of their own, so a suspended reader holds the peer back by receiver-not-ready. */
+    private static final String SMALL_QUEUES = "rdma-actors.receive-queue-depth = 8\nrdma-actors.send-queue-depth = 4\n"
+            + "rdma-actors.receive-queue = per-connection\n";
 
     private RdmaTestKit kit;
     private RdmaTestKit.Listener listener;
