@@ -279,7 +279,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private boolean resumeRequested;
     private boolean readingSuspended;
     /** This side is on a shared receive queue and told the peer to pause (its FlowControl may still wait to go). */
-    private boolean pausedPeer;
+    private boolean toldPeerToPause;
     /** The peer's reader, on a shared receive queue, is paused: what would take one of its receives waits. */
     private boolean peerPaused;
     /** Until the handler has Connected, receives wait: the peer may send before this side is established. */
@@ -355,6 +355,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         if (m instanceof Open) {
             open = true;
             shortenReceiverNotReadyWait();
+            tellPeerWhetherPaused(); // the handler's SuspendReading may overtake this Open
             // what arrived before took receives that no poll grew for: grow for them now, or a
             // message kept in place could leave the peer no receive at all
             int arrived = inbound.size();
@@ -1279,16 +1280,22 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
 
     private Behavior<ConnectionCommand> setReading(boolean suspended) {
         readingSuspended = suspended;
-        if (buffers.receive == null && suspended != pausedPeer) {
-            pausedPeer = suspended;
-            // a FlowControl not yet gone said the opposite: the peer, never told, needs neither
-            if (!sends.removeWaiting(item -> item instanceof FlowControl)) {
-                sends.requeue(new FlowControl(suspended));
-                postQueued();
-            }
-        }
+        tellPeerWhetherPaused();
         deliverHeld();
         return this;
+    }
+
+    /** On a shared receive queue, once connected: tells the peer whether this side's reader is suspended. */
+    private void tellPeerWhetherPaused() {
+        if (buffers.receive != null || !open || readingSuspended == toldPeerToPause) {
+            return;
+        }
+        toldPeerToPause = readingSuspended;
+        // a FlowControl not yet gone said the opposite: the peer, never told, needs neither
+        if (!sends.removeWaiting(item -> item instanceof FlowControl)) {
+            sends.requeue(new FlowControl(readingSuspended));
+            postQueued();
+        }
     }
 
     /** What takes one of the peer's receives: held back while the peer's reader is paused. */

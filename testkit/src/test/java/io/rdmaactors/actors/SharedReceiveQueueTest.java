@@ -57,7 +57,8 @@ class SharedReceiveQueueTest {
         for (int c = 0; c < CONNECTIONS; c++) {
             pairs.add(kit.connect(listener));
         }
-        assertEquals(devicesQueues + 1, kit.fabric().ledger().live(ResourceKind.SHARED_RECEIVE_QUEUE), "one SRQ for all");
+        assertEquals(devicesQueues + 1, kit.fabric().ledger().live(ResourceKind.SHARED_RECEIVE_QUEUE),
+                "one SRQ for all");
         assertEquals(CONNECTIONS * 2L, kit.fabric().ledger().live(ResourceKind.QUEUE_PAIR));
         for (int round = 0; round < MESSAGES / WINDOW; round++) {
             for (int c = 0; c < CONNECTIONS; c++) {
@@ -117,7 +118,10 @@ class SharedReceiveQueueTest {
         kit.awaitNoLeaks(WAIT);
     }
 
-    /** An export of {@code mine}'s server, which shares its domain with {@code other}'s, reaches {@code mine}'s client alone. */
+    /**
+     * An export of {@code mine}'s server, which shares its domain with {@code other}'s, reaches
+     * {@code mine}'s client alone.
+     */
     static void exportReachesItsOwnPeerAlone(RdmaTestKit kit, RdmaTestKit.Pair mine, RdmaTestKit.Pair other) {
         ByteBuffer memory = ByteBuffer.allocateDirect(64);
         TestProbe<RdmaProtocol.ExportReply> exported = kit.probe();
@@ -162,7 +166,7 @@ class SharedReceiveQueueTest {
         kit.awaitNoLeaks(WAIT);
     }
 
-    /** Large Sends from the server of {@code pair}, whose domain is shared, arrive whole; no window outlives its read. */
+    /** Large Sends from {@code pair}'s server, whose domain is shared, arrive whole; no window outlives its read. */
     static void largeSendsArriveWhole(RdmaTestKit kit, RdmaTestKit.Pair pair) {
         byte[] large = new byte[100_000];
         for (int i = 0; i < large.length; i++) {
@@ -193,7 +197,7 @@ class SharedReceiveQueueTest {
         kit.awaitNoLeaks(WAIT);
     }
 
-    /** The server of {@code pair}, on a shared receive queue, suspends reading: its client is held back until it resumes. */
+    /** {@code pair}'s server, on a shared receive queue, suspends reading: its client is held back until it resumes. */
     static void suspendedReaderHoldsItsPeerBack(RdmaTestKit.Pair pair) {
         pair.server().tell(new RdmaProtocol.SuspendReading());
         int batch = 100;
@@ -203,8 +207,8 @@ class SharedReceiveQueueTest {
         // SRQ would take them all
         while (!heldBack && sent < 100 * batch) {
             for (int i = 0; i < batch; i++, sent++) {
-                pair.client().tell(RdmaProtocol.Send.of(ByteString.fromArray(ByteBuffer.allocate(4).putInt(sent).array()),
-                        i == batch - 1 ? sent : null));
+                ByteString message = ByteString.fromArray(ByteBuffer.allocate(4).putInt(sent).array());
+                pair.client().tell(RdmaProtocol.Send.of(message, i == batch - 1 ? sent : null));
             }
             heldBack = !acked(pair.clientEvents(), sent - 1);
         }
