@@ -78,8 +78,14 @@ final class DeviceReceiveQueue implements AutoCloseable {
 
     @Override
     public void close() {
-        srq.close();
-        buffers.close();
-        pd.close();
+        try {
+            srq.close();
+        } finally {
+            try {
+                buffers.close();
+            } finally {
+                pd.close();
+            }
+        }
     }
 }

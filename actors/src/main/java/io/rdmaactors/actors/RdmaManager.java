@@ -16,6 +16,8 @@ import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The entry point: opens the configured fabric, runs one {@link DeviceActor} per device and the
@@ -25,6 +27,9 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
  * resources from under actors still running.)
  */
 final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
+
+    /** release() also runs from the next incarnation, where this one's context is gone. */
+    private static final Logger log = LoggerFactory.getLogger(RdmaManager.class);
 
     private final Fabric fabric;
     private final Map<String, CompletionPoller> pollers = new HashMap<>();
@@ -149,7 +154,14 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
      * completion channels, then the fabric.
      */
     private void release() {
-        receiveQueues.values().forEach(DeviceReceiveQueue::close);
+        for (DeviceReceiveQueue queue : receiveQueues.values()) {
+            try {
+                queue.close();
+            } catch (RuntimeException e) {
+                // a removed device: the fabric's close below frees what is left
+                log.warn("could not free a device's shared receive queue", e);
+            }
+        }
         receiveQueues.clear();
         pollers.values().forEach(CompletionPoller::close);
         pollers.clear();
