@@ -1,6 +1,7 @@
 package io.rdmaactors.actors;
 
 import io.rdmaactors.verbs.CmId;
+import io.rdmaactors.verbs.MemoryWindow;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -72,6 +73,7 @@ final class CompletionQueueActor extends OnMessageBehavior<CompletionQueueActor.
     }
 
     private void free() {
+        buffers.exportWindows.forEach(MemoryWindow::close); // the connection's own close of them does nothing then
         id.destroyQueuePair();
         completions.close();
         buffers.close();

@@ -124,6 +124,8 @@ final class ConnectionActor {
     /** Memory exported to the peer: deregistered after the QP is gone, before the PD. */
     private final List<ExportedRegion> exported = new ArrayList<>();
     private QueuePair qp;
+    /** The QP's buffers, which its CQ actor frees with it. */
+    private QueuePairActor.Buffers buffers;
     private ActorRef<CompletionQueueActor.Command> cqActor;
     /** The QP actor: the handler's Connected names it, so data commands skip this actor. */
     private ActorRef<ConnectionCommand> qpActor;
@@ -481,7 +483,6 @@ final class ConnectionActor {
         CompletionQueue cq = device.createCompletionQueue(settings.sendQueueDepth()
                 + (deviceReceives != null ? deviceReceives.slots : settings.receiveQueueDepth()), poller.channel());
         CompletionPoller.Subscription completions = poller.subscribe(cq);
-        QueuePairActor.Buffers buffers;
         try {
             QpInitAttributes attributes = QpInitAttributes.rc(cq, settings.sendQueueDepth(),
                     settings.receiveQueueDepth());
@@ -566,6 +567,7 @@ final class ConnectionActor {
                 throw e;
             }
             exported.add(new ExportedRegion(mr, mw));
+            buffers.exportWindows.add(mw);
             toQueuePair(new ConnectionProtocol.BindWindow(export, mw, mr));
         } catch (RuntimeException e) {
             export.replyTo().tell(new CommandFailed(export, e));
@@ -585,6 +587,9 @@ final class ConnectionActor {
             return Behaviors.same();
         }
         exported.remove(export);
+        if (export.window() != null) {
+            buffers.exportWindows.remove(export.window());
+        }
         export.close();
         unexport.replyTo().tell(new RdmaProtocol.Unexported(region));
         return Behaviors.same();

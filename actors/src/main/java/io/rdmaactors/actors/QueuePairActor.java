@@ -14,6 +14,7 @@ import io.rdmaactors.actors.RendezvousRegions.LargeSend;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.InvalidStateException;
 import io.rdmaactors.verbs.MemoryRegion;
+import io.rdmaactors.verbs.MemoryWindow;
 import io.rdmaactors.verbs.MigrationState;
 import io.rdmaactors.verbs.PostException;
 import io.rdmaactors.verbs.ProtectionDomain;
@@ -32,6 +33,8 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -95,6 +98,11 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         final DeviceReceiveQueue device;
         /** Memory the handler registered for its Sends (RegisterMemory), deregistered with the QP's buffers. */
         final List<MemoryRegion> local = new ArrayList<>();
+        /**
+         * The windows of the connection's exports, bound to the QP: freed before it, as rxe's
+         * destroy of a QP waits for the windows bound to it (it never returned in the guest).
+         */
+        final Set<MemoryWindow> exportWindows = ConcurrentHashMap.newKeySet();
 
         private Buffers(ProtectionDomain pd, RdmaSettings settings, DeviceReceiveQueue device, boolean ownReceives) {
             this.pd = pd;
