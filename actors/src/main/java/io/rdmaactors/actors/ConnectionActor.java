@@ -119,9 +119,9 @@ final class ConnectionActor {
     private boolean handlerDied;
     /** The peer disconnected while the connection was open: whether it closed is known once drained. */
     private boolean peerDisconnected;
-    /** This connection's own PD; null on a shared receive queue (whose PD it uses) and before the route is resolved. */
+    /** Its own PD; null on a shared receive queue (whose PD it uses), and a connector's before its route. */
     private ProtectionDomain pd;
-    /** Memory exported to the peer: deregistered after the QP is gone, before the PD. */
+    /** Memory exported to the peer: deregistered after the QP is gone (its windows before it), before the PD. */
     private final List<ExportedRegion> exported = new ArrayList<>();
     private QueuePair qp;
     /** The QP's buffers, which its CQ actor frees with it. */
@@ -514,7 +514,7 @@ final class ConnectionActor {
         return shared != null ? shared.pd() : deviceReceives != null ? deviceReceives.pd : pd;
     }
 
-    /** Whether other connections share this one's domain: a shared receive queue's, the listener's or the device's. */
+    /** Whether other connections share this one's domain: a shared receive queue's, a listener's or the device's. */
     private boolean sharesDomain() {
         return shared != null || deviceReceives != null;
     }
