@@ -333,10 +333,7 @@ final class ConnectionActor {
             c.bindHandler = bindHandler;
             if (shared == null) {
                 try {
-                    c.deviceReceives = settings.receivesFromDevice() ? devices.receiveQueue(id.device()) : null;
-                    if (c.deviceReceives == null) {
-                        c.pd = id.device().allocateProtectionDomain();
-                    }
+                    c.takeReceives(id.device());
                 } catch (RuntimeException e) {
                     ctx.getLog().warn("connection request from {} rejected: no protection domain", id.remoteAddress(), e);
                     c.rejectQuietly();
@@ -472,10 +469,7 @@ final class ConnectionActor {
     private void createQueuePair() {
         Device device = id.device();
         if (shared == null && pd == null && deviceReceives == null) {
-            deviceReceives = settings.receivesFromDevice() ? devices.receiveQueue(device) : null;
-            if (deviceReceives == null) {
-                pd = device.allocateProtectionDomain();
-            }
+            takeReceives(device);
         }
         ProtectionDomain qpPd = protectionDomain();
         CompletionPoller poller = devices.poller(device);
@@ -507,6 +501,14 @@ final class ConnectionActor {
         ActorRef<DeviceActor.Command> deviceActor = devices.actor(device);
         if (deviceActor != null) {
             deviceActor.tell(new DeviceActor.RegisterQp(qp.qpNum(), ctx.getSelf()));
+        }
+    }
+
+    /** The device's shared receive queue where the settings say so and it has one, else a domain of its own. */
+    private void takeReceives(Device device) {
+        deviceReceives = settings.receivesFromDevice() ? devices.receiveQueue(device) : null;
+        if (deviceReceives == null) {
+            pd = device.allocateProtectionDomain();
         }
     }
 

@@ -39,9 +39,9 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
                 PER_CONNECTION + " or " + PER_DEVICE);
     }
 
-    /** {@code receive-queue}'s default: each connection receives into buffers of its own. */
+    /** Each connection receives into buffers of its own. */
     public static final String PER_CONNECTION = "per-connection";
-    /** Connections receive from their device's shared receive queue. */
+    /** {@code receive-queue}'s default: connections receive from their device's shared receive queue. */
     public static final String PER_DEVICE = "per-device";
 
     /** Whether a connection made with these settings receives from its device's shared receive queue. */
