@@ -76,10 +76,6 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
     record AdoptAgent(long handle, Behavior<RdmaProtocol.ConnectionCommand> agent) implements Command {
     }
 
-    /** An agent another actor spawned (an SRQ server's connection): route its id's events to it. */
-    record Route(long handle, ActorRef<RdmaProtocol.ConnectionCommand> agent) implements Command {
-    }
-
     /** The system shuts down: every open connection quiesces as Close does; {@code replyTo} hears when all have. */
     record CloseConnections(ActorRef<Done> replyTo) implements Command {
     }
@@ -157,12 +153,6 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
                     requested.remove(r.handle());
                     return this;
                 })
-                .onMessage(Route.class, r -> {
-                    getContext().watchWith(r.agent(), new Stopped(r.handle(), r.agent()));
-                    connections.add(r.agent());
-                    route(r.handle(), r.agent());
-                    return this;
-                })
                 .onMessage(Pumped.class, p -> onEvent(p.event()))
                 .onMessage(Stopped.class, s -> {
                     if (owners.get(s.handle()) == s.owner()) {
@@ -211,15 +201,10 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
             return this;
         }
         RdmaSettings accepted = settings.with(m.listen().options());
-        SrqActor.Shared shared = null;
+        SharedReceiveBuffers shared = null;
         if (m.listen().sharedReceiveQueue()) {
             try {
-                SrqActor.Resources resources = new SrqActor.Resources(id.device(), accepted,
-                        devices.poller(id.device()));
-                ActorRef<SrqActor.Command> srq = getContext().spawn(SrqActor.create(resources, getContext().getSelf(),
-                        devices.actor(id.device()), accepted), "srq-" + id.handle(),
-                        settings.dataPath(m.listen().handler()));
-                shared = new SrqActor.Shared(resources.pd, resources.srq, resources.cq, srq);
+                shared = new SharedReceiveBuffers(id.device(), accepted, QueuePairActor.RECEIVE);
             } catch (RuntimeException e) {
                 id.close();
                 m.listen().handler().tell(new RdmaProtocol.CommandFailed(m.listen(), e));

@@ -8,7 +8,6 @@ import io.rdmaactors.actors.ConnectionProtocol.QueuePairFailed;
 import io.rdmaactors.actors.ConnectionProtocol.QueuePairQuiesced;
 import io.rdmaactors.actors.ConnectionProtocol.QueuePairReleased;
 import io.rdmaactors.actors.ConnectionProtocol.QueuePairStarted;
-import io.rdmaactors.actors.ConnectionProtocol.SrqPolled;
 import io.rdmaactors.actors.RdmaProtocol.CommandFailed;
 import io.rdmaactors.actors.RdmaProtocol.ConnectFailure;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
@@ -104,10 +103,13 @@ final class ConnectionActor {
     private final CmId id;
     private final RdmaSettings settings;
     private final Devices devices;
-    /** The listener's SRQ this connection receives from, or null for its own receive queue. */
-    private SrqActor.Shared shared;
-    /** The device's shared receive queue this connection receives from (receive-queue = per-device), or null. */
-    private DeviceReceiveQueue deviceReceives;
+    /**
+     * The shared receive queue this connection receives from, the device's or its listener's, held
+     * until its QP is destroyed; or null for receive buffers of its own.
+     */
+    private SharedReceiveBuffers receives;
+    /** Its listener's shared receive queue: the connection keeps it, where it would leave the device's. */
+    private boolean receivesFromListener;
     private ActorRef<ConnectionEvent> handler;
     /** An agent's listener handler: it hears refusals until Accept names the connection's handler. */
     private ActorRef<RdmaProtocol.ListenerEvent> bindHandler;
@@ -130,8 +132,6 @@ final class ConnectionActor {
     /** The QP actor: the handler's Connected names it, so data commands skip this actor. */
     private ActorRef<ConnectionCommand> qpActor;
     private final List<ConnectionCommand> beforeQueuePair = new ArrayList<>();
-    /** The peer disconnected before the QP actor started: the SRQ is polled for it once it has. */
-    private boolean pollSrqWhenStarted;
     /** Established before the QP actor started: Connected waits for it. */
     private EstablishedEarly connectedPending;
     private DisconnectReason closing;
@@ -323,15 +323,23 @@ final class ConnectionActor {
     static Behavior<ConnectionCommand> agent(CmId id, byte[] privateData,
                                              ActorRef<RdmaProtocol.ListenerEvent> bindHandler,
                                              ActorRef<RdmaProtocol.ListenerCommand> listener, RdmaSettings settings,
-                                             Devices devices, SrqActor.Shared shared) {
+                                             Devices devices, SharedReceiveBuffers listenerReceives) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             // first of all: the listener counts this connection as open until it is released
             listener.tell(new ListenerActor.Admitted(ctx.getSelf()));
             ConnectionActor c = new ConnectionActor(ctx, timers, id, settings, devices);
             c.listener = listener;
-            c.shared = shared;
             c.bindHandler = bindHandler;
-            if (shared == null) {
+            if (listenerReceives != null) {
+                if (!listenerReceives.retain()) {
+                    ctx.getLog().debug("connection request from {} rejected: its listener stopped", id.remoteAddress());
+                    c.rejectQuietly();
+                    id.close();
+                    return Behaviors.stopped();
+                }
+                c.receives = listenerReceives;
+                c.receivesFromListener = true;
+            } else {
                 try {
                     c.takeReceives(id.device());
                 } catch (RuntimeException e) {
@@ -468,25 +476,23 @@ final class ConnectionActor {
      */
     private void createQueuePair() {
         Device device = id.device();
-        if (shared == null && pd == null && deviceReceives == null) {
+        if (pd == null && receives == null) {
             takeReceives(device);
         }
         ProtectionDomain qpPd = protectionDomain();
         CompletionPoller poller = devices.poller(device);
-        // on the device's SRQ every slot of it may hold a receive of this QP's, not yet polled
+        // on a shared receive queue every slot of it may hold a receive of this QP's, not yet polled
         CompletionQueue cq = device.createCompletionQueue(settings.sendQueueDepth()
-                + (deviceReceives != null ? deviceReceives.slots : settings.receiveQueueDepth()), poller.channel());
+                + (receives != null ? receives.slots : settings.receiveQueueDepth()), poller.channel());
         CompletionPoller.Subscription completions = poller.subscribe(cq);
         try {
             QpInitAttributes attributes = QpInitAttributes.rc(cq, settings.sendQueueDepth(),
                     settings.receiveQueueDepth());
-            if (shared != null) {
-                attributes = attributes.withCompletionQueues(cq, shared.cq()).withSrq(shared.srq());
-            } else if (deviceReceives != null) {
-                attributes = attributes.withSrq(deviceReceives.srq);
+            if (receives != null) {
+                attributes = attributes.withSrq(receives.srq);
             }
             qp = id.createQueuePair(qpPd, attributes);
-            buffers = QueuePairActor.prepare(qp, qpPd, settings, deviceReceives, !sharesDomain());
+            buffers = QueuePairActor.prepare(qp, qpPd, settings, receives, !sharesDomain());
         } catch (RuntimeException e) {
             id.destroyQueuePair();
             qp = null;
@@ -506,19 +512,20 @@ final class ConnectionActor {
 
     /** The device's shared receive queue where the settings say so and it has one, else a domain of its own. */
     private void takeReceives(Device device) {
-        deviceReceives = settings.receivesFromDevice() ? devices.receiveQueue(device) : null;
-        if (deviceReceives == null) {
+        SharedReceiveBuffers queue = settings.receivesFromDevice() ? devices.receiveQueue(device) : null;
+        receives = queue != null && queue.retain() ? queue : null;
+        if (receives == null) {
             pd = device.allocateProtectionDomain();
         }
     }
 
     private ProtectionDomain protectionDomain() {
-        return shared != null ? shared.pd() : deviceReceives != null ? deviceReceives.pd : pd;
+        return receives != null ? receives.pd : pd;
     }
 
     /** Whether other connections share this one's domain: a shared receive queue's, a listener's or the device's. */
     private boolean sharesDomain() {
-        return shared != null || deviceReceives != null;
+        return receives != null;
     }
 
     /**
@@ -530,13 +537,14 @@ final class ConnectionActor {
      * completed, which needs the connection established.
      */
     private Behavior<ConnectionCommand> onExport(RdmaProtocol.Export export) {
-        if (qp == null && deviceReceives != null) {
+        if (qp == null && receives != null && !receivesFromListener) {
             // before Accept (a server handing the key over in its private data): a window could
             // only be bound once connected, after the key went; a domain of its own makes the
             // region's key usable at once, so this connection keeps queues of its own
             try {
                 pd = id.device().allocateProtectionDomain();
-                deviceReceives = null;
+                receives.release();
+                receives = null;
             } catch (RuntimeException e) {
                 export.replyTo().tell(new CommandFailed(export, e));
                 return Behaviors.same();
@@ -599,14 +607,6 @@ final class ConnectionActor {
 
     private Behavior<ConnectionCommand> onQueuePairStarted(QueuePairStarted s) {
         qpActor = s.qp();
-        if (shared != null && qp != null) {
-            // from now on the SRQ tells the QP actor what arrives for this QP
-            shared.owner().tell(new SrqActor.Attach(qp.qpNum(), qpActor));
-            if (pollSrqWhenStarted) {
-                pollSrqWhenStarted = false;
-                shared.owner().tell(new SrqActor.PollFor(ctx.getSelf()));
-            }
-        }
         if (connectedPending != null) {
             tellConnected(connectedPending.remote(), connectedPending.privateData());
         }
@@ -869,25 +869,11 @@ final class ConnectionActor {
             tellDisconnected(reason);
             return Behaviors.stopped();
         }
-        if (peerDisconnected && shared != null) {
-            // the peer's closing notice may still be in the SRQ's completion queue; the SRQ routes
-            // it to the QP actor, so it is asked once that has started (and attached before)
-            if (qpActor != null) {
-                shared.owner().tell(new SrqActor.PollFor(ctx.getSelf()));
-            } else {
-                pollSrqWhenStarted = true;
-            }
-        } else {
-            toQueuePair(new ConnectionProtocol.Drain());
-        }
+        toQueuePair(new ConnectionProtocol.Drain());
         return state(this::whileDraining);
     }
 
     private Behavior<ConnectionCommand> whileDraining(ConnectionCommand m) {
-        if (m instanceof SrqPolled) {
-            toQueuePair(new ConnectionProtocol.Drain());
-            return Behaviors.same();
-        }
         if (m instanceof QueuePairDrained d) {
             DisconnectReason ended = peerDisconnected ? peerEnded(d.peerClosing()) : closing;
             boolean ownError = closing instanceof RdmaProtocol.ErrorClosed && !peerDisconnected;
@@ -993,10 +979,10 @@ final class ConnectionActor {
             if (deviceActor != null) {
                 deviceActor.tell(new DeviceActor.UnregisterQp(qp.qpNum()));
             }
-            if (shared != null) {
-                shared.owner().tell(new SrqActor.Detach(qp.qpNum(), ctx.getSelf()));
-            }
             id.destroyQueuePair();
+        }
+        if (receives != null) {
+            receives.release(); // after the QP: a shared receive queue outlives every QP attached to it
         }
         exported.forEach(ExportedRegion::close);
         if (pd != null) {

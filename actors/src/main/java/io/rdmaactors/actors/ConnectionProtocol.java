@@ -12,7 +12,7 @@ import org.apache.pekko.actor.typed.ActorRef;
 /**
  * What the actors of one connection and those that route to it tell each other, as
  * {@link RdmaProtocol} is what users tell them: the connection actor's messages from its QP, CQ,
- * SRQ, device and CM event actors, and the QP actor's from its connection actor. Each actor keeps
+ * device and CM event actors, and the QP actor's from its connection actor. Each actor keeps
  * its own timers and self-messages private.
  */
 final class ConnectionProtocol {
@@ -41,13 +41,6 @@ final class ConnectionProtocol {
      * null; {@code peerClosing}: the peer said it closes before it disconnected.
      */
     record QueuePairDrained(RdmaProtocol.WorkRequestFailed failure, boolean peerClosing) implements Internal {
-    }
-
-    /**
-     * The SRQ told the QP actor what it held for this connection when asked (SrqActor.PollFor), so
-     * a Drain told after this reaches the QP actor behind it.
-     */
-    record SrqPolled() implements Internal {
     }
 
     /** Everything sent before a graceful close has completed. */
@@ -98,12 +91,8 @@ final class ConnectionProtocol {
     record Quiesce() implements QueuePairCommand {
     }
 
-    /** A message this connection's QP took from the listener's shared receive queue. */
-    record SharedReceive(RdmaProtocol.Received received) implements QueuePairCommand {
-    }
-
     /**
-     * An export on a connection whose protection domain others share (a listener's SRQ): its
+     * An export on a connection whose protection domain others share (a shared receive queue's): its
      * region is reached through {@code window}, bound to this connection's QP alone, and the
      * Export is answered once the bind completed.
      */

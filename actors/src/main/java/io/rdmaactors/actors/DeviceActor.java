@@ -7,6 +7,7 @@ import io.rdmaactors.verbs.Device;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
 import org.apache.pekko.actor.DeadLetterSuppression;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
@@ -37,36 +38,25 @@ final class DeviceActor extends AbstractBehavior<DeviceActor.Command> {
     record UnregisterQp(int qpNum) implements Command {
     }
 
-    record RegisterSrq(long srq, ActorRef<SrqActor.Command> owner) implements Command {
-    }
-
     private record Pumped(AsyncEvent event) implements Command {
-    }
-
-    private record SrqStopped(long srq) implements Command {
     }
 
     private final Device device;
     private final EventPump<AsyncEvent> pump;
     private final Map<Integer, ActorRef<RdmaProtocol.ConnectionCommand>> owners;
-    private final Map<Long, ActorRef<SrqActor.Command>> srqs;
 
     /** Restarted under supervision, it keeps its owners: connections register once. */
     static Behavior<Command> create(Device device) {
         Map<Integer, ActorRef<RdmaProtocol.ConnectionCommand>> owners = new HashMap<>();
-        Map<Long, ActorRef<SrqActor.Command>> srqs = new HashMap<>();
-        return Behaviors.supervise(Behaviors.<Command>setup(ctx -> new DeviceActor(ctx, device, owners, srqs)))
+        return Behaviors.supervise(Behaviors.<Command>setup(ctx -> new DeviceActor(ctx, device, owners)))
                 .onFailure(SupervisorStrategy.restart().withLimit(10, Duration.ofMinutes(1)));
     }
 
     private DeviceActor(ActorContext<Command> ctx, Device device,
-                        Map<Integer, ActorRef<RdmaProtocol.ConnectionCommand>> owners,
-                        Map<Long, ActorRef<SrqActor.Command>> srqs) {
+                        Map<Integer, ActorRef<RdmaProtocol.ConnectionCommand>> owners) {
         super(ctx);
         this.device = device;
         this.owners = owners;
-        this.srqs = srqs;
-        srqs.forEach((srq, owner) -> ctx.watchWith(owner, new SrqStopped(srq)));
         ActorRef<Command> self = ctx.getSelf();
         this.pump = EventPump.start(RdmaManager.threadPrefix(ctx.getSystem()) + "async-" + device.name(),
                 device.asyncEvents(), e -> self.tell(new Pumped(e)), AsyncEvent.SourceFailed::new);
@@ -76,20 +66,12 @@ final class DeviceActor extends AbstractBehavior<DeviceActor.Command> {
     public Receive<Command> createReceive() {
         return newReceiveBuilder()
                 .onMessage(RegisterQp.class, r -> {
-                    owners.put(r.qpNum(), r.owner());
+                    // refused here, not when an event for it would find no one to tell
+                    owners.put(r.qpNum(), Objects.requireNonNull(r.owner(), "a QP's owner"));
                     return this;
                 })
                 .onMessage(UnregisterQp.class, u -> {
                     owners.remove(u.qpNum());
-                    return this;
-                })
-                .onMessage(RegisterSrq.class, r -> {
-                    getContext().watchWith(r.owner(), new SrqStopped(r.srq()));
-                    srqs.put(r.srq(), r.owner());
-                    return this;
-                })
-                .onMessage(SrqStopped.class, s -> {
-                    srqs.remove(s.srq());
                     return this;
                 })
                 .onMessage(Pumped.class, p -> onEvent(p.event()))
@@ -108,11 +90,6 @@ final class DeviceActor extends AbstractBehavior<DeviceActor.Command> {
             ActorRef<RdmaProtocol.ConnectionCommand> owner = owners.get(qp.qpNum());
             if (owner != null) {
                 owner.tell(new ConnectionProtocol.Async(event));
-            }
-        } else if (event instanceof AsyncEvent.SrqEvent srq && srq.type() == AsyncEventType.SRQ_LIMIT_REACHED) {
-            ActorRef<SrqActor.Command> owner = srqs.get(srq.srq());
-            if (owner != null) {
-                owner.tell(new SrqActor.LimitReached());
             }
         } else if (event.type() == AsyncEventType.DEVICE_FATAL) {
             getContext().getLog().error("device {} failed", device.name());

@@ -10,7 +10,7 @@ import org.apache.pekko.actor.typed.ActorRef;
  * {@code receive-queue = per-device}, its shared receive queue.
  */
 record Devices(Map<String, ActorRef<DeviceActor.Command>> actors, Map<String, CompletionPoller> pollers,
-               Map<String, DeviceReceiveQueue> receiveQueues) {
+               Map<String, SharedReceiveBuffers> receiveQueues) {
 
     Devices {
         actors = Map.copyOf(actors);
@@ -19,7 +19,7 @@ record Devices(Map<String, ActorRef<DeviceActor.Command>> actors, Map<String, Co
     }
 
     /** The device's shared receive queue, or null: per-connection receives, or a device not listed at start. */
-    DeviceReceiveQueue receiveQueue(Device device) {
+    SharedReceiveBuffers receiveQueue(Device device) {
         return receiveQueues.get(device.name());
     }
 

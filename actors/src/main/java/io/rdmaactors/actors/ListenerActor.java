@@ -44,8 +44,8 @@ final class ListenerActor extends AbstractBehavior<RdmaProtocol.ListenerCommand>
     private final RdmaSettings settings;
     private final Devices devices;
     private final ActorRef<CmEventActor.Command> cmEvents;
-    /** The SRQ every accepted connection receives from, or null. */
-    private final SrqActor.Shared shared;
+    /** The shared receive queue every accepted connection receives from, or null: released when this stops. */
+    private final SharedReceiveBuffers shared;
     private final RdmaProtocol.Admission admission;
     /** Admitted requests whose agents are not released yet: those started, and those about to start. */
     private int open;
@@ -57,13 +57,13 @@ final class ListenerActor extends AbstractBehavior<RdmaProtocol.ListenerCommand>
     static Behavior<RdmaProtocol.ListenerCommand> create(CmId id, RdmaProtocol.Listen listen, RdmaSettings settings,
                                                          Devices devices,
                                                          ActorRef<CmEventActor.Command> cmEvents,
-                                                         SrqActor.Shared shared) {
+                                                         SharedReceiveBuffers shared) {
         return Behaviors.setup(ctx -> new ListenerActor(ctx, id, listen, settings, devices, cmEvents, shared));
     }
 
     private ListenerActor(ActorContext<RdmaProtocol.ListenerCommand> ctx, CmId id, RdmaProtocol.Listen listen,
                           RdmaSettings settings, Devices devices, ActorRef<CmEventActor.Command> cmEvents,
-                          SrqActor.Shared shared) {
+                          SharedReceiveBuffers shared) {
         super(ctx);
         ActorRef<RdmaProtocol.ListenerEvent> handler = listen.handler();
         this.admission = listen.admission();
@@ -94,7 +94,7 @@ final class ListenerActor extends AbstractBehavior<RdmaProtocol.ListenerCommand>
                 .onSignal(PostStop.class, s -> {
                     id.close();
                     if (shared != null) {
-                        shared.owner().tell(new SrqActor.ListenerStopped());
+                        shared.release();
                     }
                     handler.tell(new RdmaProtocol.Unbound());
                     Rdma.get(getContext().getSystem()).toldAtShutdown(handler);
@@ -122,12 +122,7 @@ final class ListenerActor extends AbstractBehavior<RdmaProtocol.ListenerCommand>
             open++;
             Behavior<RdmaProtocol.ConnectionCommand> agent = ConnectionActor.agent(requested, request.privateData(),
                     handler, getContext().getSelf(), settings, devices, shared);
-            if (shared != null) {
-                // the SRQ's connections are its children, so their QPs go before the SRQ does
-                shared.owner().tell(new SrqActor.Adopt(request.id(), agent));
-            } else {
-                cmEvents.tell(new CmEventActor.AdoptAgent(request.id(), agent));
-            }
+            cmEvents.tell(new CmEventActor.AdoptAgent(request.id(), agent));
         } else if (event instanceof CmEvent.DeviceRemoval) {
             getContext().getLog().warn("the device under listener {} was removed", id.localAddress());
             return Behaviors.stopped();

@@ -4,7 +4,6 @@ import io.rdmaactors.actors.ConnectionProtocol.Drain;
 import io.rdmaactors.actors.ConnectionProtocol.ModifyPath;
 import io.rdmaactors.actors.ConnectionProtocol.Open;
 import io.rdmaactors.actors.ConnectionProtocol.Quiesce;
-import io.rdmaactors.actors.ConnectionProtocol.SharedReceive;
 import io.rdmaactors.actors.RdmaProtocol.CommandFailed;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionClosed;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionCommand;
@@ -94,8 +93,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         final RegisteredSlots send;
         /** Null on a shared receive queue. */
         final RegisteredSlots receive;
-        /** The device's shared receive queue the QP's receives come from, completing on its own CQ; or null. */
-        final DeviceReceiveQueue device;
+        /** The shared receive queue (the device's or the listener's) the QP's receives come from, completing on its own CQ; or null. */
+        final SharedReceiveBuffers shared;
         /** Memory the handler registered for its Sends (RegisterMemory), deregistered with the QP's buffers. */
         final List<MemoryRegion> local = new ArrayList<>();
         /**
@@ -104,9 +103,9 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
          */
         final Set<MemoryWindow> exportWindows = ConcurrentHashMap.newKeySet();
 
-        private Buffers(ProtectionDomain pd, RdmaSettings settings, DeviceReceiveQueue device, boolean ownReceives) {
+        private Buffers(ProtectionDomain pd, RdmaSettings settings, SharedReceiveBuffers shared, boolean ownReceives) {
             this.pd = pd;
-            this.device = device;
+            this.shared = shared;
             this.send = new RegisteredSlots(pd, settings.bufferSize(), settings.sendQueueDepth());
             this.receive = ownReceives ? new RegisteredSlots(pd, settings.bufferSize(), settings.receiveQueueDepth())
                     : null;
@@ -150,9 +149,9 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
      * Registers and posts the first chunk of receives before the connection can carry a message
      * (more are posted as traffic needs them); a QP on a shared receive queue has none of its own.
      */
-    static Buffers prepare(QueuePair qp, ProtectionDomain pd, RdmaSettings settings, DeviceReceiveQueue device,
+    static Buffers prepare(QueuePair qp, ProtectionDomain pd, RdmaSettings settings, SharedReceiveBuffers shared,
                            boolean ownReceives) {
-        Buffers buffers = new Buffers(pd, settings, device, ownReceives);
+        Buffers buffers = new Buffers(pd, settings, shared, ownReceives);
         try {
             if (ownReceives) {
                 postNewReceives(qp, buffers.receive);
@@ -392,10 +391,6 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         if (m instanceof RdmaProtocol.Register r) {
             handler = r.handler();
             connection.tell(r);
-            return this;
-        }
-        if (m instanceof SharedReceive r) {
-            onSharedReceive(r.received());
             return this;
         }
         if (m instanceof RdmaProtocol.Release r) {
@@ -1048,8 +1043,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
 
     private void onReceive(WorkCompletion wc) {
         int slot = (int) (wc.wrId() & ~RECEIVE);
-        if (buffers.device != null) {
-            onDeviceReceive(wc, slot);
+        if (buffers.shared != null) {
+            onSharedReceive(wc, slot);
             return;
         }
         if (!wc.isSuccess()) {
@@ -1077,23 +1072,20 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         }
     }
 
-    /** A receive from the device's shared receive queue: copied out, its slot posted again for any connection. */
-    private void onDeviceReceive(WorkCompletion wc, int slot) {
-        DeviceReceiveQueue device = buffers.device;
+    /** A receive from a shared receive queue: copied out, its slot posted again for any connection. */
+    private void onSharedReceive(WorkCompletion wc, int slot) {
+        SharedReceiveBuffers shared = buffers.shared;
         // a write with immediate put its data in exported memory: the receive carries only the immediate
-        RdmaProtocol.Received received = !wc.isSuccess() ? null : copiedReceive(device.memory(), device.offset(slot),
+        RdmaProtocol.Received received = !wc.isSuccess() ? null : copiedReceive(shared.memory(), shared.offset(slot),
                 wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM ? 0 : wc.byteLen(), wc.hasImmediate() ? wc.immData() : null);
         try {
-            device.repost(slot); // a receive that failed had its buffer too
+            shared.repost(slot); // a receive that failed had its buffer too
         } catch (RuntimeException e) {
             connection.tell(new ConnectionProtocol.QueuePairFailed(e));
         }
-        if (received != null) {
-            onSharedReceive(received);
+        if (received == null) {
+            return;
         }
-    }
-
-    private void onSharedReceive(RdmaProtocol.Received received) {
         boolean control = received.immediate() != null && received.immediate() == RdmaProtocol.RESERVED_IMMEDIATE;
         if (control && received.data().isEmpty()) {
             peerClosing = true;

@@ -16,8 +16,6 @@ import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The entry point: opens the configured fabric, runs one {@link DeviceActor} per device and the
@@ -28,12 +26,9 @@ import org.slf4j.LoggerFactory;
  */
 final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
 
-    /** release() also runs from the next incarnation, where this one's context is gone. */
-    private static final Logger log = LoggerFactory.getLogger(RdmaManager.class);
-
     private final Fabric fabric;
     private final Map<String, CompletionPoller> pollers = new HashMap<>();
-    private final Map<String, DeviceReceiveQueue> receiveQueues = new HashMap<>();
+    private final Map<String, SharedReceiveBuffers> receiveQueues = new HashMap<>();
     private final ActorRef<CmEventActor.Command> cmEvents;
 
     static Behavior<RdmaProtocol.ManagerCommand> create(RdmaSettings settings) {
@@ -138,7 +133,7 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
                         threadPrefix(ctx.getSystem())));
                 devices.put(device.name(), ctx.spawn(DeviceActor.create(device), "device-" + device.name(), props));
                 if (settings.receiveQueue().equals(RdmaSettings.PER_DEVICE)) {
-                    receiveQueues.put(device.name(), new DeviceReceiveQueue(device, settings, QueuePairActor.RECEIVE));
+                    receiveQueues.put(device.name(), new SharedReceiveBuffers(device, settings, QueuePairActor.RECEIVE));
                 }
             }
         } catch (RuntimeException e) {
@@ -154,14 +149,7 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
      * completion channels, then the fabric.
      */
     private void release() {
-        for (DeviceReceiveQueue queue : receiveQueues.values()) {
-            try {
-                queue.close();
-            } catch (RuntimeException e) {
-                // a removed device: the fabric's close below frees what is left
-                log.warn("could not free a device's shared receive queue", e);
-            }
-        }
+        receiveQueues.values().forEach(SharedReceiveBuffers::release);
         receiveQueues.clear();
         pollers.values().forEach(CompletionPoller::close);
         pollers.clear();

@@ -17,7 +17,7 @@ import java.util.function.Predicate;
  * announced, registered for the peer to read until the peer says Done, and the memory each large
  * message of the peer's is read into. Pooled memory ({@link RendezvousMemory}) is registered
  * exactly as large as its message, so a region never shows a peer what an earlier message left in
- * the buffer. Where the protection domain is shared with other connections (a listener's SRQ), a
+ * the buffer. Where the protection domain is shared with other connections (a shared receive queue's), a
  * large Send's region grants nothing by its own key: the peer reads it through a type 2 memory
  * window bound to this connection's QP just before the announcement, closed with the region.
  * Confined to the connection's QP actor.

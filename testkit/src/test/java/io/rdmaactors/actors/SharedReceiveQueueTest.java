@@ -87,8 +87,35 @@ class SharedReceiveQueueTest {
     }
 
     /**
-     * A client's closing notice reaches an SRQ server through the SRQ's completion queue, apart from
-     * the disconnect: the server still hears PeerClosed, never a failure, however the two race.
+     * The listener's SRQ outlives the listener while a connection it accepted still has a QP on it
+     * (an SRQ cannot be destroyed under an attached QP): the connection carries messages both ways
+     * after Unbind, and the SRQ is freed with the last such QP.
+     */
+    @Test
+    void anSrqOutlivesItsListenerUntilItsLastConnectionCloses() {
+        long devicesQueues = kit.fabric().ledger().live(ResourceKind.SHARED_RECEIVE_QUEUE);
+        RdmaTestKit.Listener listener = srqListener();
+        RdmaTestKit.Pair pair = kit.connect(listener);
+        kit.unbind(listener);
+        assertEquals(devicesQueues + 1, kit.fabric().ledger().live(ResourceKind.SHARED_RECEIVE_QUEUE));
+        for (int n = 0; n < 3 * WINDOW * 4; n++) {
+            pair.client().tell(RdmaProtocol.Send.of(ByteString.fromArray(new byte[] {(byte) n})));
+            pair.server().tell(RdmaProtocol.Send.of(ByteString.fromArray(new byte[] {(byte) -n})));
+        }
+        for (int n = 0; n < 3 * WINDOW * 4; n++) {
+            assertEquals(ByteString.fromArray(new byte[] {(byte) n}),
+                    pair.serverEvents().expectMessageClass(RdmaProtocol.Received.class, WAIT).data());
+            assertEquals(ByteString.fromArray(new byte[] {(byte) -n}),
+                    pair.clientEvents().expectMessageClass(RdmaProtocol.Received.class, WAIT).data());
+        }
+        kit.close(pair);
+        kit.awaitNoLeaks(WAIT);
+        assertEquals(devicesQueues, kit.fabric().ledger().live(ResourceKind.SHARED_RECEIVE_QUEUE));
+    }
+
+    /**
+     * A client's closing notice reaches an SRQ server on its connection's CQ, apart from the
+     * disconnect: the server still hears PeerClosed, never a failure, however the two race.
      */
     @Test
     void anSrqServerHearsAClientsCloseAsPeerClosed() {

@@ -84,8 +84,8 @@ class SupervisionTest {
     void aFailedCmEventActorEndsItsConnectionsAndTheManagerServesAgain() {
         RdmaTestKit.Listener listener = kit.listen(8);
         RdmaTestKit.Pair pair = kit.connect(listener);
-        // a message that makes the CM event actor throw (its route to nobody)
-        internal("/system/rdma-manager/cm-events").tell(new CmEventActor.Route(1, null), ActorRef.noSender());
+        // a message that makes the CM event actor throw (a listener with no Listen)
+        internal("/system/rdma-manager/cm-events").tell(new CmEventActor.StartListener(null), ActorRef.noSender());
         assertInstanceOf(RdmaProtocol.ErrorClosed.class, RdmaTestKit.awaitDisconnected(pair.clientEvents()).reason());
         listener.events().fishForMessage(WAIT, e -> e instanceof RdmaProtocol.Unbound
                 ? FishingOutcomes.complete() : FishingOutcomes.continueAndIgnore());
@@ -102,8 +102,8 @@ class SupervisionTest {
         Connections.assumeFaultInjection(kit);
         RdmaTestKit.Listener listener = kit.listen(8);
         RdmaTestKit.Pair pair = kit.connect(listener);
-        // a message that makes the device actor throw: supervision restarts it
-        internal("/system/rdma-manager/device-soft0").tell(new DeviceActor.RegisterSrq(1, null), ActorRef.noSender());
+        // a message that makes the device actor throw (a QP with no owner): supervision restarts it
+        internal("/system/rdma-manager/device-soft0").tell(new DeviceActor.RegisterQp(1, null), ActorRef.noSender());
         pair.client().tell(new RdmaProtocol.LoadAlternatePath(new InetSocketAddress("127.0.0.2", 0), 2));
         pair.clientEvents().expectMessageClass(RdmaProtocol.AlternatePathLoaded.class, WAIT);
         kit.cutPort(pair.clientConnected().local());
