@@ -26,8 +26,11 @@ import picocli.CommandLine.Option;
         description = "A listener with a shared receive queue serving many clients; each message reaches its own connection.")
 public final class SrqServer implements Callable<Integer> {
 
-    /** Receives in the shared queue: fewer than the clients' sends in flight, so receivers-not-ready happen. */
-    private static final int SHARED_RECEIVES = 8;
+    /**
+     * The connections' receive queue depth: a shared receive queue holds four times as many
+     * receives (32), fewer than the clients' sends in flight, so receivers-not-ready happen.
+     */
+    private static final int RECEIVE_QUEUE_DEPTH = 8;
     /** Sends each client keeps in flight. */
     private static final int WINDOW = 4;
     /** The most clients a run may have; the server's backlog takes them all at once. */
@@ -57,7 +60,7 @@ public final class SrqServer implements Callable<Integer> {
     public Integer call() {
         flags.check("--clients", clients, 1, MAX_CLIENTS);
         flags.check("--messages", messages, 1, Integer.MAX_VALUE);
-        return Program.run(NAME, flags, "rdma-actors.receive-queue-depth = " + SHARED_RECEIVES + "\n",
+        return Program.run(NAME, flags, "rdma-actors.receive-queue-depth = " + RECEIVE_QUEUE_DEPTH + "\n",
                 Duration.ofSeconds(60), this::guardian);
     }
 
@@ -86,7 +89,7 @@ public final class SrqServer implements Callable<Integer> {
                         if (++agentsDone[0] == d.clients()) {
                             result.report(RdmaFlags.Role.SERVER, String.format("%s server: %d connections through one"
                                     + " shared receive queue of %d receives; every message reached its own connection,"
-                                    + " in order", NAME, d.clients(), SHARED_RECEIVES));
+                                    + " in order", NAME, d.clients(), 4 * RECEIVE_QUEUE_DEPTH));
                         }
                         return Behaviors.same();
                     })
