@@ -33,6 +33,8 @@ final class SharedReceiveBuffers {
     final int slots;
     private final int slotSize;
     private final MemoryRegion buffers;
+    /** What {@link #buffers} registered: every receive reads it, so no view of it is made per receive. */
+    private final ByteBuffer memory;
     private final long tag;
     /** The maker's hold and each connection's; zero once freed. */
     private int holds = 1;
@@ -43,22 +45,23 @@ final class SharedReceiveBuffers {
         // the connections share it: a few times one connection's receive queue
         this.slots = settings.receiveQueueDepth() * 4;
         this.tag = tag;
+        this.memory = ByteBuffer.allocateDirect(slots * slotSize);
         this.pd = device.allocateProtectionDomain();
         SharedReceiveQueue queue = null;
-        MemoryRegion memory = null;
+        MemoryRegion region = null;
         try {
             queue = pd.createSharedReceiveQueue(slots, 1);
-            memory = pd.register(ByteBuffer.allocateDirect(slots * slotSize));
+            region = pd.register(memory);
             this.srq = queue;
-            this.buffers = memory;
+            this.buffers = region;
             ReceiveWorkRequest[] all = new ReceiveWorkRequest[slots];
             for (int slot = 0; slot < slots; slot++) {
                 all[slot] = receive(slot);
             }
             srq.postReceive(all);
         } catch (RuntimeException e) {
-            if (memory != null) {
-                memory.close();
+            if (region != null) {
+                region.close();
             }
             if (queue != null) {
                 queue.close();
@@ -102,7 +105,7 @@ final class SharedReceiveBuffers {
 
     /** The memory of every slot: read it with absolute gets only, as many connections do at once. */
     ByteBuffer memory() {
-        return buffers.buffer();
+        return memory;
     }
 
     int offset(int slot) {
