@@ -447,9 +447,7 @@ final class ConnectionActor {
             return connectFailed(id.remoteAddress(), new RdmaProtocol.TimedOut(settings.acceptTimeout()));
         }
         if (m instanceof RdmaProtocol.Accept a) {
-            a.handler().tell(new CommandFailed(a, new IllegalStateException(
-                    "the connection was accepted already, for " + handler.path())));
-            return Behaviors.same();
+            return refuseAnotherAccept(a);
         }
         if (m instanceof HandlerTerminated) {
             // nobody to tell Connected: the listener's handler, who sent the Accept, hears it
@@ -637,6 +635,13 @@ final class ConnectionActor {
 
     // ------------------------------------------------------------------ established
 
+    /** An Accept after the one that named the handler, however far the connection got: the handler it names hears. */
+    private Behavior<ConnectionCommand> refuseAnotherAccept(RdmaProtocol.Accept a) {
+        a.handler().tell(new CommandFailed(a, new IllegalStateException(
+                "the connection was accepted already, for " + handler.path())));
+        return Behaviors.same();
+    }
+
     private Behavior<ConnectionCommand> established() {
         return state(this::whileEstablished);
     }
@@ -649,6 +654,9 @@ final class ConnectionActor {
         }
         if (m instanceof RdmaProtocol.LoadAlternatePath p) {
             return onLoadAlternatePath(p);
+        }
+        if (m instanceof RdmaProtocol.Accept a && accepted != null) {
+            return refuseAnotherAccept(a);
         }
         if (m instanceof RdmaProtocol.MigratePath p) {
             toQueuePair(new ConnectionProtocol.ModifyPath(p,
