@@ -268,7 +268,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
      * (CompletionPoller): the others' answers since then are what the spin gives way to.
      */
     private long answersAtFound;
-    /** The same count after this connection last took an answer on a wake-up. */
+    /** The same count after this connection last took an answer on a wake-up, or when it started. */
     private long answersSeen;
     /** A message was ever delivered to the handler: the connection carries requests and answers. */
     private boolean delivered;
@@ -324,6 +324,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         this.maxMessageSize = settings.maxMessageSize();
         this.receiveInPlace = buffers.receive != null ? settings.receiveInPlace() : RdmaSettings.NEVER_IN_PLACE;
         this.completions = completions;
+        // the device's count so far is other connections' answers, not ones taken while this waited
+        this.answersSeen = completions.answersOnWakeUps();
         completions.route(ctx.getSelf(), new Notified(), ChannelFailed::new);
         completions.rearm();
         pollAll();
