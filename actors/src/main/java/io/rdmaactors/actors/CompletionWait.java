@@ -1,8 +1,10 @@
 package io.rdmaactors.actors;
 
 /**
- * How a QP actor waits for its next completion after it took some: it polls on for {@code spin},
- * then, while an answer to what it sent is awaited, for {@code yield} more with a yield of its
+ * How a QP actor waits for its next completion after it took some: it polls on for {@code spin}
+ * (from the last completion found, or from a request it posted meanwhile while awaiting an answer:
+ * the handler's turn before the request does not use up the wait for its answer), then, while an
+ * answer to what it sent is awaited, for {@code yield} more with a yield of its
  * thread between polls, and then re-arms the CQ and sleeps until the completion channel wakes it.
  * A spin that found nothing only cost CPU (the peer answers slower than the spin), so the next
  * wake-ups skip theirs: 1, 3, 7 ... up to 63 after as many such spins in a row, and none after a
@@ -23,7 +25,7 @@ final class CompletionWait {
     private final long yieldNanos;
     /** Whether spins that found nothing make later wake-ups skip theirs. */
     private final boolean backsOff;
-    /** When the spin began or last found a completion: it lasts spin + yield from then. */
+    /** When the spin began, last found a completion or saw a request go out: it lasts spin + yield from then. */
     private long lastFound;
     /** The current spin found a completion. */
     private boolean found;
@@ -74,6 +76,11 @@ final class CompletionWait {
     void found(long now) {
         lastFound = now;
         found = true;
+    }
+
+    /** A request went out at {@code now}: its answer is what the spin waits for, busy first. */
+    void posted(long now) {
+        lastFound = Math.max(lastFound, now);
     }
 
     /** The poll after the re-arm found completions: the spin goes on from {@code now}. */

@@ -575,6 +575,10 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             try {
                 qp.postSend(from == 0 && count == requests.length ? requests : Arrays.copyOfRange(requests, from, count));
                 awaitingAnswer = delivered;
+                if (awaitingAnswer && spinning) {
+                    // the answer's clock starts now: the handler's turn before it does not use up the busy part
+                    wait.posted(System.nanoTime());
+                }
                 takeBackReleased(slots, from, count);
                 from = count;
             } catch (PostException e) {

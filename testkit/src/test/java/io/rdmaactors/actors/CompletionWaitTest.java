@@ -27,6 +27,20 @@ class CompletionWaitTest {
     }
 
     @Test
+    void aRequestPostedDuringTheSpinStartsItsBusyPartAgain() {
+        CompletionWait wait = new CompletionWait(SPIN, YIELD);
+        wait.begin(0);
+        wait.found(10);
+        assertEquals(Step.YIELD_THEN_POLL, wait.next(10 + SPIN, true));
+        wait.posted(10 + SPIN);
+        assertEquals(Step.POLL, wait.next(10 + SPIN + 1, true), "the answer to what just went out is awaited busy");
+        assertEquals(Step.YIELD_THEN_POLL, wait.next(10 + 2 * SPIN, true));
+        wait.posted(5);
+        assertEquals(Step.YIELD_THEN_POLL, wait.next(10 + 2 * SPIN, true), "an earlier post does not move it back");
+        assertEquals(Step.REARM, wait.next(10 + 2 * SPIN + YIELD, true));
+    }
+
+    @Test
     void spinsThatFindNothingMakeTwiceAsManyWakeUpsSkipTheirsAndOneThatFindsClearsThem() {
         CompletionWait wait = new CompletionWait(SPIN, YIELD);
         for (int expected : new int[] {1, 3, 7}) {
