@@ -68,6 +68,8 @@ public final class ChaosAcrossProcesses {
     private static String killClients(int cycles, int clients, int connections, Random random) throws Exception {
         try (RdmaTestKit kit = RdmaTestKit.create()) {
             ChaosRun.Server server = ChaosRun.Server.start(kit, 0, "chaos-server");
+            // what the server holds with no connection: its listener's id, its device's shared receive queue
+            Map<ResourceKind, Long> listening = settled(kit);
             int port = server.address().getPort();
             List<String> firstThreads = null;
             Map<ResourceKind, Long> firstLedger = null;
@@ -87,7 +89,7 @@ public final class ChaosAcrossProcesses {
                 await("cycle " + cycle + ": every connection of the killed clients ended", () -> server.connections() == 0);
                 // one the client was still setting up when it died is freed at its accept's timeout
                 await("cycle " + cycle + ": the server freed what its connections held",
-                        () -> noConnectionHeld(kit.fabric().ledger().snapshot()));
+                        () -> noConnectionHeld(kit.fabric().ledger().snapshot(), listening));
                 Map<ResourceKind, Long> ledger = settled(kit);
                 List<String> threads = kit.threads();
                 if (firstLedger == null) {
@@ -107,14 +109,17 @@ public final class ChaosAcrossProcesses {
         }
     }
 
-    /** What only a connection holds on the server. */
-    private static final Set<ResourceKind> CONNECTIONS_OWN = EnumSet.of(ResourceKind.QUEUE_PAIR,
-            ResourceKind.COMPLETION_QUEUE, ResourceKind.PROTECTION_DOMAIN, ResourceKind.MEMORY_REGION, ResourceKind.LINK);
+    /** What a connection holds on the server. */
+    private static final Set<ResourceKind> CONNECTIONS_HOLD = EnumSet.of(ResourceKind.CM_ID, ResourceKind.QUEUE_PAIR,
+            ResourceKind.COMPLETION_QUEUE, ResourceKind.PROTECTION_DOMAIN, ResourceKind.MEMORY_REGION,
+            ResourceKind.MEMORY_WINDOW, ResourceKind.LINK);
 
-    /** Nothing of a connection in the ledger: no id but the listener's, no QP, CQ, PD, MR or link. */
-    private static boolean noConnectionHeld(Map<ResourceKind, Long> ledger) {
-        return ledger.getOrDefault(ResourceKind.CM_ID, 0L) <= 1
-                && CONNECTIONS_OWN.stream().allMatch(kind -> ledger.getOrDefault(kind, 0L) == 0);
+    /**
+     * Nothing of a connection in the ledger: of no kind a connection holds more than the server held
+     * {@code listening}, with none (the per-device shared receive queue's domain and region stay).
+     */
+    private static boolean noConnectionHeld(Map<ResourceKind, Long> ledger, Map<ResourceKind, Long> listening) {
+        return CONNECTIONS_HOLD.stream().allMatch(kind -> ledger.getOrDefault(kind, 0L) <= listening.getOrDefault(kind, 0L));
     }
 
     /** The ledger once it stopped changing: connections end a little after their ids report it. */
