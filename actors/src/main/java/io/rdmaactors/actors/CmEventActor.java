@@ -204,7 +204,7 @@ final class CmEventActor extends AbstractBehavior<CmEventActor.Command> {
         SharedReceiveBuffers shared = null;
         if (m.listen().sharedReceiveQueue()) {
             try {
-                shared = new SharedReceiveBuffers(id.device(), accepted, QueuePairActor.RECEIVE);
+                shared = new SharedReceiveBuffers(id.device(), accepted, ConnectionBuffers.RECEIVE);
             } catch (RuntimeException e) {
                 id.close();
                 m.listen().handler().tell(new RdmaProtocol.CommandFailed(m.listen(), e));

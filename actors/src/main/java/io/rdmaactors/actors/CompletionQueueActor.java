@@ -31,12 +31,12 @@ final class CompletionQueueActor extends OnMessageBehavior<CompletionQueueActor.
 
     private final CompletionPoller.Subscription completions;
     private final CmId id;
-    private final QueuePairActor.Buffers buffers;
+    private final ConnectionBuffers buffers;
 
     /**
      * @param consumer the QP actor's behavior, spawned on {@code dataPath}
      */
-    static Behavior<Command> create(CmId id, CompletionPoller.Subscription completions, QueuePairActor.Buffers buffers,
+    static Behavior<Command> create(CmId id, CompletionPoller.Subscription completions, ConnectionBuffers buffers,
                                     Behavior<RdmaProtocol.ConnectionCommand> consumer, Props dataPath,
                                     ActorRef<RdmaProtocol.ConnectionCommand> connection) {
         return Behaviors.setup(ctx -> new CompletionQueueActor(ctx, id, completions, buffers, consumer, dataPath,
@@ -44,7 +44,7 @@ final class CompletionQueueActor extends OnMessageBehavior<CompletionQueueActor.
     }
 
     private CompletionQueueActor(ActorContext<Command> ctx, CmId id, CompletionPoller.Subscription completions,
-                                 QueuePairActor.Buffers buffers, Behavior<RdmaProtocol.ConnectionCommand> consumer,
+                                 ConnectionBuffers buffers, Behavior<RdmaProtocol.ConnectionCommand> consumer,
                                  Props dataPath, ActorRef<RdmaProtocol.ConnectionCommand> connection) {
         super(ctx);
         this.completions = completions;

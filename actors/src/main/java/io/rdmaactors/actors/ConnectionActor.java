@@ -127,7 +127,7 @@ final class ConnectionActor {
     private final List<ExportedRegion> exported = new ArrayList<>();
     private QueuePair qp;
     /** The QP's buffers, which its CQ actor frees with it. */
-    private QueuePairActor.Buffers buffers;
+    private ConnectionBuffers buffers;
     private ActorRef<CompletionQueueActor.Command> cqActor;
     /** The QP actor: the handler's Connected names it, so data commands skip this actor. */
     private ActorRef<ConnectionCommand> qpActor;
@@ -490,7 +490,7 @@ final class ConnectionActor {
                 attributes = attributes.withSrq(receives.srq);
             }
             qp = id.createQueuePair(qpPd, attributes);
-            buffers = QueuePairActor.prepare(qp, qpPd, settings, receives, !sharesDomain());
+            buffers = ConnectionBuffers.prepare(qp, qpPd, settings, receives, !sharesDomain());
         } catch (RuntimeException e) {
             id.destroyQueuePair();
             qp = null;

@@ -13,27 +13,19 @@ import io.rdmaactors.actors.RendezvousRegions.LargeSend;
 import io.rdmaactors.verbs.CompletionQueue;
 import io.rdmaactors.verbs.InvalidStateException;
 import io.rdmaactors.verbs.MemoryRegion;
-import io.rdmaactors.verbs.MemoryWindow;
 import io.rdmaactors.verbs.MigrationState;
 import io.rdmaactors.verbs.PostException;
-import io.rdmaactors.verbs.ProtectionDomain;
 import io.rdmaactors.verbs.QpAttributes;
 import io.rdmaactors.verbs.QueueFullException;
 import io.rdmaactors.verbs.QueuePair;
-import io.rdmaactors.verbs.ReceiveWorkRequest;
 import io.rdmaactors.verbs.ScatterGatherElement;
 import io.rdmaactors.verbs.SendWorkRequest;
 import io.rdmaactors.verbs.WcOpcode;
 import io.rdmaactors.verbs.WcStatus;
 import io.rdmaactors.verbs.WorkCompletion;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -76,8 +68,6 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
 
     /** IB's encoding of the shortest receiver-not-ready wait, 0.01 ms. */
     private static final int MIN_RNR_TIMER = 1;
-    /** wr_id bit that marks a receive; the low bits are the buffer slot. */
-    static final long RECEIVE = 1L << 62;
     /**
      * wr_id of the closing notice: a Send of no bytes with the reserved immediate, posted last by a
      * Close or ConfirmedClose, so the peer tells a close from a failure (rdma_cm's disconnect does
@@ -85,131 +75,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
      */
     private static final long CLOSING = 1L << 61;
 
-    /** The send and receive slots of a connection, registered as they are first needed. */
-    static final class Buffers {
-        private static final ReceiveWorkRequest[] NO_REQUESTS = {};
-
-        final ProtectionDomain pd;
-        final RegisteredSlots send;
-        /** Null on a shared receive queue. */
-        final RegisteredSlots receive;
-        /** The shared receive queue (the device's or the listener's) the QP's receives come from, completing on its own CQ; or null. */
-        final SharedReceiveBuffers shared;
-        /** Memory the handler registered for its Sends (RegisterMemory), deregistered with the QP's buffers. */
-        final List<MemoryRegion> local = new ArrayList<>();
-        /**
-         * The windows of the connection's exports, bound to the QP: freed before it, as rxe's
-         * destroy of a QP waits for the windows bound to it (it never returned in the guest).
-         */
-        final Set<MemoryWindow> exportWindows = ConcurrentHashMap.newKeySet();
-
-        private Buffers(ProtectionDomain pd, RdmaSettings settings, SharedReceiveBuffers shared, boolean ownReceives) {
-            this.pd = pd;
-            this.shared = shared;
-            this.send = new RegisteredSlots(pd, settings.bufferSize(), settings.sendQueueDepth());
-            this.receive = ownReceives ? new RegisteredSlots(pd, settings.bufferSize(), settings.receiveQueueDepth())
-                    : null;
-        }
-
-        /**
-         * Whether other connections share the domain (a shared receive queue's, whose receives these
-         * buffers then do not hold): what the peer may read is then reached through memory windows.
-         */
-        boolean sharesDomain() {
-            return receive == null;
-        }
-
-        void close() {
-            send.close();
-            if (receive != null) {
-                receive.close();
-            }
-            local.forEach(MemoryRegion::close);
-            local.clear();
-        }
-
-        /** Each receive slot's work request, made at its first repost: a repost is the same request again. */
-        private ReceiveWorkRequest[] repostRequests = NO_REQUESTS;
-
-        /** A receive slot's work request to repost; a connection that never receives makes none. */
-        ReceiveWorkRequest repost(int slot) {
-            if (slot >= repostRequests.length) {
-                repostRequests = Arrays.copyOf(repostRequests, receive.allocated());
-            }
-            ReceiveWorkRequest request = repostRequests[slot];
-            if (request == null) {
-                request = receiveRequest(receive, slot);
-                repostRequests[slot] = request;
-            }
-            return request;
-        }
-    }
-
-    /**
-     * Registers and posts the first chunk of receives before the connection can carry a message
-     * (more are posted as traffic needs them); a QP on a shared receive queue has none of its own.
-     */
-    static Buffers prepare(QueuePair qp, ProtectionDomain pd, RdmaSettings settings, SharedReceiveBuffers shared,
-                           boolean ownReceives) {
-        Buffers buffers = new Buffers(pd, settings, shared, ownReceives);
-        try {
-            if (ownReceives) {
-                postNewReceives(qp, buffers.receive);
-            }
-        } catch (RuntimeException e) {
-            buffers.close();
-            throw e;
-        }
-        return buffers;
-    }
-
-    /** Grows the receive slots by a chunk and posts it; nothing at the receive queue depth. */
-    private static void postNewReceives(QueuePair qp, RegisteredSlots receive) {
-        int first = receive.grow();
-        if (first < 0) {
-            return;
-        }
-        ReceiveWorkRequest[] requests = new ReceiveWorkRequest[receive.allocated() - first];
-        for (int i = 0; i < requests.length; i++) {
-            requests[i] = receiveRequest(receive, first + i);
-        }
-        qp.postReceive(requests);
-    }
-
-    private static ReceiveWorkRequest receiveRequest(RegisteredSlots receive, int slot) {
-        return ReceiveWorkRequest.of(RECEIVE | slot, receive.sge(slot, receive.slotSize()));
-    }
-
-    /** A message received, in order: in a receive slot, or (a large one) read by rendezvous. */
-    private interface Inbound {
-    }
-
-    private record Held(int slot, int length, Integer immediate) implements Inbound {
-    }
-
-    /** A message from a shared receive queue, its bytes already out of the SRQ's buffer. */
-    private record Copied(RdmaProtocol.Received received) implements Inbound {
-    }
-
-    /** A large message being read; {@code data} or {@code readInto} is set once the read completed. */
-    private static final class Large implements Inbound {
-        final Integer immediate;
-        /** Its bytes copied out of the memory they were read into. */
-        ByteString data;
-        /** Or, received in place, that memory, lent to the handler with the message. */
-        MemoryRegion readInto;
-
-        Large(Integer immediate) {
-            this.immediate = immediate;
-        }
-
-        boolean read() {
-            return data != null || readInto != null;
-        }
-    }
-
     /** The read of a large message the peer announced, into memory registered for it. */
-    private record LargeRead(ControlMessage.Ready ready, Large into, MemoryRegion region) {
+    private record LargeRead(ControlMessage.Ready ready, ReceiveQueue.Large into, MemoryRegion region) {
     }
 
     /** Tells the peer its large message was read. */
@@ -228,14 +95,13 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     /** Completion events reach this actor where they are raised, on a thread that polls for work anyway. */
     private final boolean eventsWakeNoThread;
     private final WorkCompletion[] batch = new WorkCompletion[32];
-    private final Buffers buffers;
+    private final ConnectionBuffers buffers;
+    private final ReceiveQueue receives;
     private ActorRef<ConnectionEvent> handler;
     private final ActorRef<ConnectionCommand> connection;
     /** The send slots, what each outstanding request carries, and the write queue. */
     private final SendQueue sends;
     private final int maxMessageSize;
-    /** Messages of at least this many bytes stay in their receive slots, lent to the handler until it releases them. */
-    private final int receiveInPlace;
     /** Deregistrations asked for, waiting for the commands using their regions to complete; made at the first. */
     private List<RdmaProtocol.DeregisterMemory> deregistrations;
     /** Memory registered for large Sends both ways, deregistered when each is through or the connection ends. */
@@ -248,19 +114,12 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private boolean closingNoticePosted;
     /** The peer's closing notice came: its disconnect is a close, not a failure. */
     private boolean peerClosing;
-    /** Received messages not yet delivered, in order: reading is suspended, or a large one is still being read. */
-    private final ArrayDeque<Inbound> inbound = new ArrayDeque<>(2);
     /** Data commands of this mailbox run, posted together by the Flush that follows them. */
     private final List<DataCommand> pending = new ArrayList<>();
-    /** Receives delivered in this poll, reposted together. */
-    private final List<ReceiveWorkRequest> reposts = new ArrayList<>();
     /** The arrays of a post of one request, the common case, made at the first and kept (QueuePair.postSend). */
-    private ReceiveWorkRequest[] oneReceive;
     private SendWorkRequest[] oneSend;
     private int[] oneSlot;
     private boolean flushScheduled;
-    /** What the handler released for later messages to fill; made at its first Release. */
-    private ReleasedArrays released;
     /** Polling again after completions, on one of the device's spin turns; re-armed when the spin ends. */
     private boolean spinning;
     /**
@@ -284,24 +143,21 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private boolean writingSuspended;
     /** The handler sent ResumeWriting: resume once half the send queue is free. */
     private boolean resumeRequested;
-    private boolean readingSuspended;
     /** This side is on a shared receive queue and told the peer to pause (its FlowControl may still wait to go). */
     private boolean toldPeerToPause;
     /** The peer's reader, on a shared receive queue, is paused: what would take one of its receives waits. */
     private boolean peerPaused;
-    /** Until the handler has Connected, receives wait: the peer may send before this side is established. */
-    private boolean open;
     /** The handler asked to close, or the connection is draining: data commands are refused. */
     private boolean closing;
 
-    static Behavior<ConnectionCommand> create(QueuePair qp, Buffers buffers, ActorRef<ConnectionEvent> handler,
+    static Behavior<ConnectionCommand> create(QueuePair qp, ConnectionBuffers buffers, ActorRef<ConnectionEvent> handler,
                                               ActorRef<ConnectionCommand> connection, CompletionQueue cq,
                                               CompletionPoller.Subscription completions, RdmaSettings settings) {
         return Behaviors.setup(ctx -> new QueuePairActor(ctx, qp, buffers, handler, connection, cq, completions,
                 settings));
     }
 
-    private QueuePairActor(ActorContext<ConnectionCommand> ctx, QueuePair qp, Buffers buffers,
+    private QueuePairActor(ActorContext<ConnectionCommand> ctx, QueuePair qp, ConnectionBuffers buffers,
                            ActorRef<ConnectionEvent> handler, ActorRef<ConnectionCommand> connection,
                            CompletionQueue cq, CompletionPoller.Subscription completions,
                            RdmaSettings settings) {
@@ -322,7 +178,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         this.sends = new SendQueue(buffers.send, settings.writeQueue());
         this.rendezvous = new RendezvousRegions(buffers.pd, buffers.sharesDomain());
         this.maxMessageSize = settings.maxMessageSize();
-        this.receiveInPlace = buffers.receive != null ? settings.receiveInPlace() : RdmaSettings.NEVER_IN_PLACE;
+        this.receives = new ReceiveQueue(qp, buffers, settings);
         this.completions = completions;
         // the device's count so far is other connections' answers, not ones taken while this waited
         this.answersSeen = completions.answersOnWakeUps();
@@ -362,12 +218,11 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             return this;
         }
         if (m instanceof Open) {
-            open = true;
-            shortenReceiverNotReadyWait();
-            tellPeerWhetherPaused(); // the handler's SuspendReading may overtake this Open
             // what arrived before took receives that no poll grew for: grow for them now, or a
             // message kept in place could leave the peer no receive at all
-            int arrived = inbound.size();
+            int arrived = receives.open();
+            shortenReceiverNotReadyWait();
+            tellPeerWhetherPaused(); // the handler's SuspendReading may overtake this Open
             deliverHeld();
             growReceives(arrived);
             return this;
@@ -936,15 +791,15 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private int pollAll() {
         int n;
         int total = 0;
-        int receives = 0;
+        int received = 0;
         do {
             n = cq.poll(batch);
             total += n;
             for (int i = 0; i < n; i++) {
                 WorkCompletion wc = batch[i];
-                if ((wc.wrId() & RECEIVE) != 0) {
+                if ((wc.wrId() & ConnectionBuffers.RECEIVE) != 0) {
                     // flushed receives are not traffic: growing on them would register memory only to flush it
-                    receives += wc.isSuccess() ? 1 : 0;
+                    received += wc.isSuccess() ? 1 : 0;
                     onReceive(wc);
                 } else if (wc.wrId() == CLOSING) {
                     onClosingNoticeSent(wc);
@@ -954,7 +809,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             }
         } while (n == batch.length);
         repostReceives();
-        growReceives(receives);
+        growReceives(received);
         postQueued();
         deregisterUnused();
         resumeWhenRoom();
@@ -962,20 +817,15 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         return total;
     }
 
-    /**
-     * The peer used more than half the posted receives since the last poll: post another chunk, so a
-     * busy connection is not held back by receiver-not-ready while an idle one pins only one chunk.
-     */
+    /** More receives for a busy connection ({@link ReceiveQueue#grow}); a peer that sent its closing notice sends nothing more. */
     private void growReceives(int consumed) {
-        // a reader that suspended holds the peer back by not reposting: growing would undo that;
-        // a peer that sent its closing notice sends nothing more
-        if (buffers.receive != null && open && !readingSuspended && !peerClosing
-                && consumed * 2 > buffers.receive.allocated()) {
-            try {
-                postNewReceives(qp, buffers.receive);
-            } catch (RuntimeException e) {
-                getContext().getLog().debug("could not post more receives", e);
-            }
+        if (peerClosing) {
+            return;
+        }
+        try {
+            receives.grow(consumed);
+        } catch (RuntimeException e) {
+            getContext().getLog().debug("could not post more receives", e);
         }
     }
 
@@ -1013,10 +863,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             return; // acknowledged when the peer says Done, which may already have come
         }
         if (item instanceof LargeRead read) {
-            if (read.ready().length() >= receiveInPlace) {
-                read.into().readInto = read.region(); // the handler's until released, then recycled
-            } else {
-                read.into().data = RendezvousMemory.copyOut(read.region().buffer());
+            if (!receives.read(read.into(), read.region(), read.ready().length())) {
                 rendezvous.recycle(read.region());
             }
             sends.enqueue(new SendDone(new ControlMessage.Done(read.ready().id())));
@@ -1039,7 +886,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                     buffers.send.memory(slot).getLong(buffers.send.offset(slot))));
         } else {
             if (command instanceof RdmaProtocol.Send send && send.releasing() != null && sendsFromReceiveBuffers(send)) {
-                repostLent(send.releasing()); // reposted after this poll, with the others
+                receives.takeBackSlot(send.releasing()); // reposted after this poll, with the others
             }
             if (command.ack() != null) {
                 answer(command, new RdmaProtocol.Acked(command.ack()));
@@ -1048,7 +895,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     }
 
     private void onReceive(WorkCompletion wc) {
-        int slot = (int) (wc.wrId() & ~RECEIVE);
+        int slot = (int) (wc.wrId() & ~ConnectionBuffers.RECEIVE);
         if (buffers.shared != null) {
             onSharedReceive(wc, slot);
             return;
@@ -1061,31 +908,26 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             if (wc.byteLen() == 0) {
                 peerClosing = true; // the closing notice carries no bytes
             } else {
-                ByteBuffer control = buffers.receive.memory(slot).duplicate().order(ByteOrder.BIG_ENDIAN)
-                        .position(buffers.receive.offset(slot)).limit(buffers.receive.offset(slot) + wc.byteLen());
-                onControl(ControlMessage.decode(control));
+                onControl(ControlMessage.decode(receives.control(slot, wc.byteLen())));
             }
-            reposts.add(buffers.repost(slot));
+            receives.repost(slot);
             return;
         }
         // a write with immediate put its data in exported memory: the receive carries only the immediate
-        int length = wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM ? 0 : wc.byteLen();
-        Held h = new Held(slot, length, wc.hasImmediate() ? wc.immData() : null);
-        if (readingSuspended || !open || !inbound.isEmpty()) {
-            inbound.add(h);
-        } else {
-            deliver(h);
+        RdmaProtocol.Received received = receives.arrived(slot,
+                wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM ? 0 : wc.byteLen(), wc.hasImmediate() ? wc.immData() : null);
+        if (received != null) {
+            deliver(received);
         }
     }
 
     /** A receive from a shared receive queue: copied out, its slot posted again for any connection. */
     private void onSharedReceive(WorkCompletion wc, int slot) {
-        SharedReceiveBuffers shared = buffers.shared;
         // a write with immediate put its data in exported memory: the receive carries only the immediate
-        RdmaProtocol.Received received = !wc.isSuccess() ? null : copiedReceive(shared.memory(), shared.offset(slot),
+        RdmaProtocol.Received received = !wc.isSuccess() ? null : receives.copiedFromShared(slot,
                 wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM ? 0 : wc.byteLen(), wc.hasImmediate() ? wc.immData() : null);
         try {
-            shared.repost(slot); // a receive that failed had its buffer too
+            buffers.shared.repost(slot); // a receive that failed had its buffer too
         } catch (RuntimeException e) {
             connection.tell(new ConnectionProtocol.QueuePairFailed(e));
         }
@@ -1098,10 +940,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         } else if (control) {
             onControl(ControlMessage.decode(received.data().asByteBuffer()));
             postQueued();
-        } else if (readingSuspended || !open || !inbound.isEmpty()) {
-            inbound.add(new Copied(received));
-        } else {
-            deliver(new Copied(received));
+        } else if ((received = receives.arrived(received)) != null) {
+            deliver(received);
         }
     }
 
@@ -1113,10 +953,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                         + ready.length() + " bytes, beyond rdma-actors.max-message-size of " + maxMessageSize)));
                 return;
             }
-            Large large = new Large(ready.immediate());
             MemoryRegion region = rendezvous.registerForRead(ready.length());
-            inbound.add(large);
-            sends.enqueue(new LargeRead(ready, large, region));
+            sends.enqueue(new LargeRead(ready, receives.announced(ready.immediate()), region));
         } else if (message instanceof ControlMessage.Pause) {
             peerPaused = true;
         } else if (message instanceof ControlMessage.Resume) {
@@ -1132,50 +970,12 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         }
     }
 
-    private void deliver(Inbound message) {
+    private void deliver(RdmaProtocol.Received received) {
         delivered = true;
         // an answer to what this side sent: the handler likely answers it in turn
         answerDelivered |= awaitingAnswer;
         awaitingAnswer = false;
-        if (message instanceof Large large) {
-            handler.tell(large.data != null ? new RdmaProtocol.Received(large.data, large.immediate)
-                    : new RdmaProtocol.Received(large.readInto.buffer().asReadOnlyBuffer(), large.immediate,
-                            new RdmaProtocol.Received.ReadInto(buffers, large.readInto)));
-            return;
-        }
-        if (message instanceof Copied copied) {
-            handler.tell(copied.received());
-            return;
-        }
-        Held h = (Held) message;
-        if (h.length() >= receiveInPlace) {
-            // the slot is the handler's until it releases the message
-            int offset = buffers.receive.offset(h.slot());
-            ByteBuffer view = buffers.receive.memory(h.slot()).slice(offset, h.length());
-            handler.tell(new RdmaProtocol.Received(view.asReadOnlyBuffer(), h.immediate(),
-                    new RdmaProtocol.Received.Slot(buffers.receive.region(h.slot(), buffers), h.slot(), offset)));
-            return;
-        }
-        handler.tell(received(h));
-        reposts.add(buffers.repost(h.slot()));
-    }
-
-    /**
-     * A message out of its slot, into an array the handler released if there is one; from
-     * ReleasedArrays.MIN_LENGTH on, the handler may release it again.
-     */
-    private RdmaProtocol.Received received(Held h) {
-        return copiedReceive(buffers.receive.memory(h.slot()), buffers.receive.offset(h.slot()), h.length(),
-                h.immediate());
-    }
-
-    /** {@code length} bytes at {@code offset} of receive memory, copied as {@link #received(Held)} says. */
-    private RdmaProtocol.Received copiedReceive(ByteBuffer memory, int offset, int length, Integer immediate) {
-        boolean lent = length >= ReleasedArrays.MIN_LENGTH;
-        byte[] data = lent && released != null ? released.take(length) : new byte[length];
-        memory.get(offset, data, 0, length);
-        return new RdmaProtocol.Received(data.length == length ? ByteString.fromArrayUnsafe(data)
-                : ByteString.fromArrayUnsafe(data, 0, length), immediate, lent ? data : null);
+        handler.tell(received);
     }
 
     private void onRelease(RdmaProtocol.Received received) {
@@ -1187,7 +987,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         // a Send or Write told before the Release and not yet posted still carries these bytes:
         // they are left to the garbage collector rather than refilled under it
         if (pending.isEmpty() && sends.nothingWaiting()) {
-            keep(data);
+            receives.keep(data);
         }
     }
 
@@ -1205,7 +1005,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             // buffer could take the next message before the device read this one out of it
             if (send != null && send.releasing() != null && !sendsFromReceiveBuffers(send)
                     && !returnLent(send.releasing())) {
-                keep(send.releasing().takeArray());
+                receives.keep(send.releasing().takeArray());
             }
         }
         repostReceives();
@@ -1220,17 +1020,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
      * memory a large one was read into goes back to the pool. False when nothing was lent.
      */
     private boolean returnLent(RdmaProtocol.Received received) {
-        return repostLent(received) || recycleLent(received);
-    }
-
-    /** A message received in place, released: its slot is queued for reposting. */
-    private boolean repostLent(RdmaProtocol.Received received) {
-        int slot = received.takeSlot(buffers); // only this connection's own receive slots are lent
-        if (slot < 0) {
-            return false;
-        }
-        reposts.add(buffers.repost(slot));
-        return true;
+        return receives.takeBackSlot(received) || recycleLent(received);
     }
 
     /** A large message received in place, released: the memory it was read into goes back to the pool. */
@@ -1243,17 +1033,6 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         return true;
     }
 
-    /** Keeps a released array (none: null) for later messages, on a connection with receive slots of its own. */
-    private void keep(byte[] data) {
-        if (data == null || buffers.receive == null) {
-            return;
-        }
-        if (released == null) {
-            released = new ReleasedArrays(buffers.receive.slotSize());
-        }
-        released.give(data);
-    }
-
     /** A Read's data out of the send slot it landed in, which is freed, into a ByteString that owns it. */
     private static ByteString copyOut(RegisteredSlots slots, int slot, int length) {
         byte[] data = new byte[length];
@@ -1261,31 +1040,18 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         return ByteString.fromArrayUnsafe(data);
     }
 
-    /** A list of one receive in an array kept for it: the array is this actor's again once posted. */
-    private ReceiveWorkRequest[] one(ReceiveWorkRequest request) {
-        if (oneReceive == null) {
-            oneReceive = new ReceiveWorkRequest[1];
-        }
-        oneReceive[0] = request;
-        return oneReceive;
-    }
-
-    /** Reposts the receives delivered since the last call, as one list. */
+    /** Reposts the receives given back since the last call, as one list. */
     private void repostReceives() {
-        if (reposts.isEmpty()) {
-            return;
-        }
         try {
-            qp.postReceive(reposts.size() == 1 ? one(reposts.get(0)) : reposts.toArray(new ReceiveWorkRequest[0]));
+            receives.repostAll();
         } catch (RuntimeException e) {
             // a receive queue that cannot be refilled would hold the peer back forever: end the connection
             connection.tell(new ConnectionProtocol.QueuePairFailed(e));
         }
-        reposts.clear();
     }
 
     private Behavior<ConnectionCommand> setReading(boolean suspended) {
-        readingSuspended = suspended;
+        receives.suspend(suspended);
         tellPeerWhetherPaused();
         deliverHeld();
         return this;
@@ -1293,13 +1059,13 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
 
     /** On a shared receive queue, once connected: tells the peer whether this side's reader is suspended. */
     private void tellPeerWhetherPaused() {
-        if (buffers.receive != null || !open || readingSuspended == toldPeerToPause) {
+        if (buffers.receive != null || !receives.isOpen() || receives.suspended() == toldPeerToPause) {
             return;
         }
-        toldPeerToPause = readingSuspended;
+        toldPeerToPause = receives.suspended();
         // a FlowControl not yet gone said the opposite: the peer, never told, needs neither
         if (!sends.removeWaiting(item -> item instanceof FlowControl)) {
-            sends.requeue(new FlowControl(readingSuspended));
+            sends.requeue(new FlowControl(toldPeerToPause));
             postQueued();
         }
     }
@@ -1320,9 +1086,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     }
 
     private void deliverHeld() {
-        while (open && !readingSuspended && !inbound.isEmpty()
-                && !(inbound.peek() instanceof Large large && !large.read())) {
-            deliver(inbound.poll());
+        for (RdmaProtocol.Received next = receives.nextWaiting(); next != null; next = receives.nextWaiting()) {
+            deliver(next);
         }
         repostReceives();
     }

@@ -133,7 +133,7 @@ final class RdmaManager extends AbstractBehavior<RdmaProtocol.ManagerCommand> {
                         threadPrefix(ctx.getSystem())));
                 devices.put(device.name(), ctx.spawn(DeviceActor.create(device), "device-" + device.name(), props));
                 if (settings.receiveQueue().equals(RdmaSettings.PER_DEVICE)) {
-                    receiveQueues.put(device.name(), new SharedReceiveBuffers(device, settings, QueuePairActor.RECEIVE));
+                    receiveQueues.put(device.name(), new SharedReceiveBuffers(device, settings, ConnectionBuffers.RECEIVE));
                 }
             }
         } catch (RuntimeException e) {
