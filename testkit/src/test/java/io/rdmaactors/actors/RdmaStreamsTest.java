@@ -110,6 +110,24 @@ class RdmaStreamsTest {
         kit.awaitNoLeaks(WAIT);
     }
 
+    /**
+     * A window deeper than the Sends one Acked stands for, and not a multiple of it: every element
+     * comes back, in order, through a real connection (what the stage keeps in flight is
+     * ConnectionStageTest's).
+     */
+    @Test
+    void oneAckedStandsForTheSendsBeforeIt() throws Exception {
+        RdmaStreams.ServerBinding binding = echoServer(Flow.create());
+        RdmaStreams.Options deep = RdmaStreams.Options.defaults()
+                .withConnectionOptions(RdmaProtocol.ConnectionOptions.none().withSendQueueDepth(40));
+        List<ByteString> sent = messages(3000);
+        assertEquals(sent, await(Source.from(sent)
+                .via(streams.outgoingConnection(binding.localAddress(), deep))
+                .runWith(Sink.seq(), system)));
+        await(binding.unbind());
+        kit.awaitNoLeaks(WAIT);
+    }
+
     @Test
     void aSlowReaderHoldsTheWriterBackWithoutLosingAnything() throws Exception {
         RdmaStreams.ServerBinding binding = echoServer(Flow.<ByteString>create()

@@ -27,21 +27,23 @@ import scala.runtime.BoxedUnit;
 
 /**
  * One RDMA connection as a flow of bytes: the stage's actor is the connection's handler. What
- * upstream gives is cut into Sends of up to the buffer size, each acknowledged by the peer; at most
- * {@code window} are unacknowledged. A full buffer goes at once; a partial one once the burst
- * upstream is in has passed (the end of the interpreter's run) or, while the window is full, on
- * the next ack. So small elements travel many to a message under load, a lone one without delay,
- * and a peer that echoes sends as many per message as it received. Received messages wait for
- * downstream's pull; when {@code window} of them wait, reading is suspended, which holds the peer
- * back. The stage lives on after its ports closed until the connection reports Disconnected, so no
+ * upstream gives is cut into Sends of up to the buffer size; at most {@code window} are
+ * unacknowledged. Every {@link #ACK_EVERY}th Send asks for an Acked (and the one that fills the
+ * window), which stands for those before it, as a connection's completions come in order. A full
+ * buffer goes at once; a partial one once the burst upstream is in has passed (the end of the
+ * interpreter's run) or, while the window is full, on the next ack. So small elements travel many
+ * to a message under load, a lone one without delay, and a peer that echoes sends as many per
+ * message as it received. Received messages wait for downstream's pull; when {@code window} of them
+ * wait, reading is suspended, which holds the peer back. The stage lives on after its ports closed until the connection reports Disconnected, so no
  * event finds it gone.
  */
 final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<FlowShape<ByteString, ByteString>,
         CompletionStage<RdmaStreams.OutgoingConnection>> {
 
-    /** The ack of a data message, and of the end-of-stream message. */
-    private static final Object DATA = "data";
+    /** The ack of the end-of-stream message; a data message's is the number of Sends it acknowledges. */
     private static final Object END = "end";
+    /** Sends per Acked at most: the stage's actor takes one message for these, not one each. */
+    private static final int ACK_EVERY = 16;
 
     private final Inlet<ByteString> in = Inlet.create("RdmaConnection.in");
     private final Outlet<ByteString> out = Outlet.create("RdmaConnection.out");
@@ -103,6 +105,8 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
         private boolean flushScheduled;
         private ActorRef<ConnectionCommand> connection;
         private int unacked;
+        /** Sends since the last that asked for an Acked. */
+        private int unasked;
         private boolean writerDone;
         private boolean endSent;
         private boolean endAcked;
@@ -203,7 +207,7 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
                 }
                 closeWhenBothEnded();
             } else {
-                unacked--;
+                unacked -= (Integer) token;
                 send(true);
             }
         }
@@ -233,9 +237,15 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
             }
             while (unacked < window && (unsent.size() >= bufferSize || partial && !unsent.isEmpty())) {
                 int length = Math.min(bufferSize, unsent.size());
-                connection.tell(RdmaProtocol.Send.of(unsent.take(length), DATA));
-                unsent = unsent.drop(length);
                 unacked++;
+                unasked++;
+                // a full window waits for an Acked: the Send that fills it asks for one
+                Integer ack = unasked == ACK_EVERY || unacked == window ? Integer.valueOf(unasked) : null;
+                if (ack != null) {
+                    unasked = 0;
+                }
+                connection.tell(RdmaProtocol.Send.of(unsent.take(length), ack));
+                unsent = unsent.drop(length);
             }
             if (unsent.size() < bufferSize && !isClosed(in) && !hasBeenPulled(in)) {
                 pull(in);
