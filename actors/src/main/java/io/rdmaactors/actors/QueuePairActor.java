@@ -223,7 +223,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             int arrived = receives.open();
             shortenReceiverNotReadyWait();
             tellPeerWhetherPaused(); // the handler's SuspendReading may overtake this Open
-            deliverHeld();
+            deliverWaiting();
             growReceives(arrived);
             return this;
         }
@@ -867,7 +867,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                 rendezvous.recycle(read.region());
             }
             sends.enqueue(new SendDone(new ControlMessage.Done(read.ready().id())));
-            deliverHeld();
+            deliverWaiting();
             return;
         }
         if (item instanceof ConnectionProtocol.BindWindow b) {
@@ -1053,7 +1053,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private Behavior<ConnectionCommand> setReading(boolean suspended) {
         receives.suspend(suspended);
         tellPeerWhetherPaused();
-        deliverHeld();
+        deliverWaiting();
         return this;
     }
 
@@ -1085,7 +1085,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         return item instanceof SendDone || item instanceof LargeRead || item instanceof FlowControl;
     }
 
-    private void deliverHeld() {
+    /** Delivers the messages that waited and may go now (after Open, ResumeReading, a large one's read). */
+    private void deliverWaiting() {
         for (RdmaProtocol.Received next = receives.nextWaiting(); next != null; next = receives.nextWaiting()) {
             deliver(next);
         }
