@@ -96,6 +96,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private final boolean eventsWakeNoThread;
     private final WorkCompletion[] batch = new WorkCompletion[32];
     private final ConnectionBuffers buffers;
+    /** What the handler may be given and when, and the receive slots and arrays given back. */
     private final ReceiveQueue receives;
     private ActorRef<ConnectionEvent> handler;
     private final ActorRef<ConnectionCommand> connection;
