@@ -941,8 +941,11 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         } else if (control) {
             onControl(ControlMessage.decode(received.data().asByteBuffer()));
             postQueued();
-        } else if ((received = receives.arrived(received)) != null) {
-            deliver(received);
+        } else {
+            RdmaProtocol.Received now = receives.arrived(received);
+            if (now != null) {
+                deliver(now);
+            }
         }
     }
 

@@ -34,8 +34,8 @@ import scala.runtime.BoxedUnit;
  * interpreter's run) or, while the window is full, on the next ack. So small elements travel many
  * to a message under load, a lone one without delay, and a peer that echoes sends as many per
  * message as it received. Received messages wait for downstream's pull; when {@code window} of them
- * wait, reading is suspended, which holds the peer back. The stage lives on after its ports closed until the connection reports Disconnected, so no
- * event finds it gone.
+ * wait, reading is suspended, which holds the peer back. The stage lives on after its ports closed
+ * until the connection reports Disconnected, so no event finds it gone.
  */
 final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<FlowShape<ByteString, ByteString>,
         CompletionStage<RdmaStreams.OutgoingConnection>> {
@@ -239,9 +239,10 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
                 int length = Math.min(bufferSize, unsent.size());
                 unacked++;
                 unasked++;
+                Integer ack = null;
                 // a full window waits for an Acked: the Send that fills it asks for one
-                Integer ack = unasked == ACK_EVERY || unacked == window ? Integer.valueOf(unasked) : null;
-                if (ack != null) {
+                if (unasked == ACK_EVERY || unacked == window) {
+                    ack = unasked;
                     unasked = 0;
                 }
                 connection.tell(RdmaProtocol.Send.of(unsent.take(length), ack));
