@@ -145,7 +145,6 @@ final class ClosedConnections {
 
     /** Answers {@code command}, sent to a closed connection, where its answer goes: its reply target or {@code handler}. */
     static void refuse(Object command, ActorRef<? super CommandFailed> handler) {
-        RdmaProtocol.answerTo(command, handler).tell(new CommandFailed(command,
-                new RdmaProtocol.ConnectionClosed("the connection is closed")));
+        RdmaProtocol.refuse(command, handler, new RdmaProtocol.ConnectionClosed("the connection is closed"));
     }
 }

@@ -312,8 +312,7 @@ final class ConnectionActor {
 
     private Behavior<ConnectionCommand> notConnected(ConnectionCommand command) {
         if (handler != null && !(command instanceof Internal)) {
-            RdmaProtocol.answerTo(command, handler).tell(new CommandFailed(command,
-                    new RdmaProtocol.ConnectionClosed("not connected yet")));
+            RdmaProtocol.refuse(command, handler, new RdmaProtocol.ConnectionClosed("not connected yet"));
         }
         return Behaviors.same();
     }
@@ -392,8 +391,7 @@ final class ConnectionActor {
         if (m instanceof Internal) {
             return Behaviors.same();
         }
-        RdmaProtocol.answerTo(m, bindHandler).tell(new CommandFailed(m,
-                new RdmaProtocol.ConnectionClosed("not accepted yet")));
+        RdmaProtocol.refuse(m, bindHandler, new RdmaProtocol.ConnectionClosed("not accepted yet"));
         return Behaviors.same();
     }
 
@@ -647,7 +645,7 @@ final class ConnectionActor {
     }
 
     private Behavior<ConnectionCommand> whileEstablished(ConnectionCommand m) {
-        if (m instanceof RdmaProtocol.DataCommand || m instanceof RdmaProtocol.ResumeWriting
+        if (m instanceof RdmaProtocol.DataCommand || m instanceof RdmaProtocol.Batch || m instanceof RdmaProtocol.ResumeWriting
                 || m instanceof RdmaProtocol.SuspendReading || m instanceof RdmaProtocol.ResumeReading
                 || m instanceof RdmaProtocol.RegisterMemory || m instanceof RdmaProtocol.DeregisterMemory) {
             return dataPath(m);
@@ -683,8 +681,7 @@ final class ConnectionActor {
         if (m instanceof Internal) {
             return Behaviors.same();
         }
-        RdmaProtocol.answerTo(m, handler).tell(new CommandFailed(m,
-                new IllegalStateException("the connection is established")));
+        RdmaProtocol.refuse(m, handler, new IllegalStateException("the connection is established"));
         return Behaviors.same();
     }
 
@@ -926,8 +923,7 @@ final class ConnectionActor {
     }
 
     private Behavior<ConnectionCommand> refuseWhileClosing(ConnectionCommand command) {
-        RdmaProtocol.answerTo(command, handler).tell(new CommandFailed(command,
-                new RdmaProtocol.ConnectionClosed("the connection is closing")));
+        RdmaProtocol.refuse(command, handler, new RdmaProtocol.ConnectionClosed("the connection is closing"));
         return Behaviors.same();
     }
 

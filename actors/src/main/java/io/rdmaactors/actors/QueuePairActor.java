@@ -193,6 +193,9 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         if (m instanceof DataCommand d) {
             return onData(d);
         }
+        if (m instanceof RdmaProtocol.Batch b) {
+            return onBatch(b);
+        }
         if (m instanceof Flush) {
             flush();
             return this;
@@ -322,18 +325,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     }
 
     private Behavior<ConnectionCommand> onData(DataCommand command) {
-        if (closing) {
-            answer(command, new CommandFailed(command, new ConnectionClosed("the connection is closing")));
-            return this;
-        }
-        LocalRegion.Slice registered = registeredSlice(command);
-        RuntimeException refused = registered != null ? refusal(command, registered.region()) : null;
-        if (refused != null) {
-            answer(command, new CommandFailed(command, refused));
-            return this;
-        }
-        pending.add(command);
-        if (flushScheduled) {
+        if (!gather(command) || flushScheduled) {
             return this;
         }
         if (pending.size() == 1 && sends.idle()) {
@@ -346,6 +338,33 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         flushScheduled = true;
         getContext().getSelf().tell(new Flush());
         return this;
+    }
+
+    /** A Batch's commands gathered as if each came alone, then posted as one list, with what came before. */
+    private Behavior<ConnectionCommand> onBatch(RdmaProtocol.Batch batch) {
+        for (DataCommand command : batch.commands()) {
+            gather(command);
+        }
+        if (!flushScheduled) {
+            flush();
+        }
+        return this;
+    }
+
+    /** Adds the command to those the next flush posts; false if it was refused instead. */
+    private boolean gather(DataCommand command) {
+        if (closing) {
+            answer(command, new CommandFailed(command, new ConnectionClosed("the connection is closing")));
+            return false;
+        }
+        LocalRegion.Slice registered = registeredSlice(command);
+        RuntimeException refused = registered != null ? refusal(command, registered.region()) : null;
+        if (refused != null) {
+            answer(command, new CommandFailed(command, refused));
+            return false;
+        }
+        pending.add(command);
+        return true;
     }
 
     /**
@@ -578,11 +597,13 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             wait.gaveWay();
             return this;
         }
-        if (pollAll() > 0) {
-            wait.found(System.nanoTime());
+        int found = pollAll();
+        long now = System.nanoTime(); // one clock read a turn: a stream's polls pay for each
+        if (found > 0) {
+            wait.found(now);
             answersAtFound = completions.answersOnWakeUps();
         }
-        switch (wait.next(System.nanoTime(), awaitingAnswer)) {
+        switch (wait.next(now, awaitingAnswer)) {
             case POLL -> pollAgain();
             case YIELD_THEN_POLL -> {
                 // whoever shares this core (the peer, an I/O thread) runs first

@@ -10,6 +10,7 @@ import java.lang.invoke.VarHandle;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -387,6 +388,20 @@ public final class RdmaProtocol {
     }
 
     /**
+     * Answers {@code command} with a {@link CommandFailed} for {@code cause} where its answer goes
+     * ({@link #answerTo}); a {@link Batch} has each of its commands answered so.
+     */
+    static void refuse(Object command, ActorRef<? super CommandFailed> handler, Throwable cause) {
+        if (command instanceof Batch batch) {
+            for (DataCommand c : batch.commands()) {
+                answerTo(c, handler).tell(new CommandFailed(c, cause));
+            }
+        } else {
+            answerTo(command, handler).tell(new CommandFailed(command, cause));
+        }
+    }
+
+    /**
      * Where a command's answers go: its own replyTo (a data command's, if it has one, an Export's,
      * Unexport's, RegisterMemory's or DeregisterMemory's), the handler an Accept names, or else {@code handler}.
      */
@@ -639,6 +654,33 @@ public final class RdmaProtocol {
 
         public CompareSwap withReplyTo(ActorRef<ConnectionEvent> to) {
             return new CompareSwap(target, offset, expected, swap, ack, to);
+        }
+    }
+
+    /**
+     * Data commands in one message: the connection takes them in order, as if each was told right
+     * after the one before, and answers each as it would have, to its own {@code replyTo} or the
+     * handler (a refused one refused alone). What a list of work requests is to
+     * {@code ibv_post_send} and {@code CompoundWrite} to Pekko IO's {@code Tcp}: a handler with
+     * several messages at hand (a stream's window) pays one mailbox message and one doorbell for
+     * them, not one each.
+     */
+    public record Batch(List<DataCommand> commands) implements ConnectionCommand {
+        public Batch {
+            commands = List.copyOf(commands); // no nulls
+            if (commands.isEmpty()) {
+                throw new IllegalArgumentException("a Batch carries at least one command");
+            }
+        }
+
+        public static Batch of(DataCommand... commands) {
+            return new Batch(List.of(commands));
+        }
+
+        /** The commands' count, not the commands: a failure's log line stays one line. */
+        @Override
+        public String toString() {
+            return "Batch[" + commands.size() + " commands]";
         }
     }
 

@@ -535,14 +535,20 @@ public final class HardwareRegime {
                             .build();
                 }
 
-                /** Keeps WINDOW Sends unacknowledged; an Acked every ACK_EVERY; the last one says so. */
+                /**
+                 * Keeps WINDOW Sends unacknowledged, told as one Batch; an Acked every ACK_EVERY; the
+                 * last one says so.
+                 */
                 void sendWindow() {
+                    List<RdmaProtocol.DataCommand> sends = new ArrayList<>();
                     while (sent < stream.count() && sent - acked < WINDOW) {
                         sent++;
-                        RdmaProtocol.Send send = sent == stream.count()
+                        sends.add(sent == stream.count()
                                 ? RdmaProtocol.Send.of(streamed, null).withImmediate(1)
-                                : RdmaProtocol.Send.of(streamed, sent % ACK_EVERY == 0 ? sent : null).withImmediate(2);
-                        connection.tell(send);
+                                : RdmaProtocol.Send.of(streamed, sent % ACK_EVERY == 0 ? sent : null).withImmediate(2));
+                    }
+                    if (!sends.isEmpty()) {
+                        connection.tell(new RdmaProtocol.Batch(sends));
                     }
                 }
             }.behavior());
