@@ -45,7 +45,8 @@ import org.apache.pekko.util.ByteString;
  * smaller ones come in one read anyway), 64 B ping-pongs on many connections at once (round trips
  * per second, from the first Send to the last answer), and one-way streaming of 64 B (msg/s) and 64 KiB
  * (MB/s); streams use each transport's own flow control: rdma-actors keeps a send queue's worth of
- * Sends outstanding (4 MiB at most), every 16th 64 B one (every 64 KiB one) asking for an Acked; Pekko IO TCP pipelines a write per 64 B message
+ * Sends outstanding (4 MiB at most), every 16th 64 B one (every 64 KiB one) asking for an Acked,
+ * each refill of the window told as one Batch; Pekko IO TCP pipelines a write per 64 B message
  * without waiting for acks, and on a refusal resumes with ResumeWriting (its NACK-based flow
  * control), and writes 64 KiB messages ACK-based, the next on the ack of the one before.
  * The Streams API against Pekko Streams' {@code Tcp}: an echo of 64 B and 64 KiB
@@ -462,14 +463,18 @@ public final class ActorVersusPekkoTcp {
             int[] sent = new int[1];
             int[] acked = new int[1];
             Runnable send = () -> {
-                ActorRef<RdmaProtocol.ConnectionCommand> connection = EchoSinkPeer.connection(peer[0]);
+                // what the window allows, told as one Batch (docs/tuning.md)
+                List<RdmaProtocol.DataCommand> sends = new ArrayList<>();
                 while (sent[0] < count && sent[0] - acked[0] < window) {
                     int n = sent[0]++;
-                    connection.tell(RdmaProtocol.Send.of(message, (n + 1) % ackEvery == 0 || n + 1 == count ? n : null));
+                    sends.add(RdmaProtocol.Send.of(message, (n + 1) % ackEvery == 0 || n + 1 == count ? n : null));
                     if (sent[0] == count) {
                         // the end marker follows the last message on the same queue pair, in order
-                        connection.tell(RdmaProtocol.Send.of(new byte[1], null).withImmediate(1));
+                        sends.add(RdmaProtocol.Send.of(new byte[1], null).withImmediate(1));
                     }
+                }
+                if (!sends.isEmpty()) {
+                    EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Batch(sends));
                 }
             };
             return Behaviors.receive(RdmaProtocol.ConnectionEvent.class)
