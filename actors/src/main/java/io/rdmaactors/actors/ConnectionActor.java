@@ -645,7 +645,8 @@ final class ConnectionActor {
     }
 
     private Behavior<ConnectionCommand> whileEstablished(ConnectionCommand m) {
-        if (m instanceof RdmaProtocol.DataCommand || m instanceof RdmaProtocol.Batch || m instanceof RdmaProtocol.ResumeWriting
+        if (m instanceof RdmaProtocol.DataCommand || m instanceof RdmaProtocol.Batch
+                || m instanceof RdmaProtocol.ResumeWriting
                 || m instanceof RdmaProtocol.SuspendReading || m instanceof RdmaProtocol.ResumeReading
                 || m instanceof RdmaProtocol.RegisterMemory || m instanceof RdmaProtocol.DeregisterMemory) {
             return dataPath(m);

@@ -1,6 +1,7 @@
 package io.rdmaactors.actors;
 
 import static io.rdmaactors.actors.Connections.WAIT;
+import static io.rdmaactors.actors.Connections.numbered;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -9,12 +10,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
 import io.rdmaactors.testkit.RdmaTestKit;
 import io.rdmaactors.verbs.QueueFullException;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
-import org.apache.pekko.util.ByteString;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -28,23 +27,12 @@ class BatchTest {
         kit.close();
     }
 
-    private static RdmaProtocol.Send message(int n) {
-        return RdmaProtocol.Send.of(ByteString.fromArray(ByteBuffer.allocate(4).putInt(n).array()), n);
-    }
-
     private static RdmaProtocol.Batch batch(int from, int count) {
         List<RdmaProtocol.DataCommand> sends = new ArrayList<>();
         for (int n = from; n < from + count; n++) {
-            sends.add(message(n));
+            sends.add(numbered(n));
         }
         return new RdmaProtocol.Batch(sends);
-    }
-
-    private static void assertReceivedInOrder(TestProbe<ConnectionEvent> events, int count) {
-        List<ConnectionEvent> received = events.receiveSeveralMessages(count, Connections.STREAM_WAIT);
-        for (int n = 0; n < count; n++) {
-            assertEquals(n, ((RdmaProtocol.Received) received.get(n)).data().asByteBuffer().getInt(), "in order");
-        }
     }
 
     @Test
@@ -55,10 +43,10 @@ class BatchTest {
         TestProbe<ConnectionEvent> elsewhere = kit.probe();
         // more than the send queue holds: the rest wait in the write queue, as single Sends would
         List<RdmaProtocol.DataCommand> sends = new ArrayList<>(batch(0, 300).commands());
-        sends.set(7, message(7).withReplyTo(elsewhere.getRef()));
+        sends.set(7, numbered(7).withReplyTo(elsewhere.getRef()));
         pair.client().tell(new RdmaProtocol.Batch(sends));
         pair.client().tell(batch(300, 2));
-        assertReceivedInOrder(pair.serverEvents(), 302);
+        Connections.assertReceivedInOrder(pair.serverEvents(), 302);
         for (int n = 0; n < 302; n++) {
             if (n != 7) {
                 assertEquals(n, pair.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT).token());
@@ -73,18 +61,11 @@ class BatchTest {
 
     @Test
     void whatTheWriteQueueCannotTakeIsRefusedCommandByCommand() {
-        // a reader that suspended holds its receives: sends wait for receiver-not-ready retries
-        kit = RdmaTestKit.create("rdma-actors.receive-queue-depth = 8\nrdma-actors.send-queue-depth = 4\n"
-                + "rdma-actors.receive-queue = per-connection\nrdma-actors.write-queue = 2\n");
+        kit = RdmaTestKit.create(Connections.SMALL_QUEUES + "rdma-actors.write-queue = 2\n");
         RdmaTestKit.Listener listener = kit.listen(4);
         RdmaTestKit.Pair pair = kit.connect(listener);
-        pair.server().tell(new RdmaProtocol.SuspendReading());
-        pair.serverEvents().expectNoMessage(Duration.ofMillis(200));
-        int held = RegisteredSlots.FIRST;
-        for (int n = 0; n < held; n++) {
-            pair.client().tell(message(n));
-            pair.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT);
-        }
+        // a reader that suspended holds its receives: sends wait for receiver-not-ready retries
+        int held = Connections.holdTheReader(pair);
         // 4 in the send queue and 2 in the write queue; the batch's last two are refused, each alone,
         // and the first refusal suspends writing, as with single Sends
         RdmaProtocol.Batch batch = batch(held, 8);
@@ -94,7 +75,7 @@ class BatchTest {
         assertRefused(batch.commands().get(7), pair.clientEvents());
         pair.client().tell(new RdmaProtocol.ResumeWriting());
         pair.server().tell(new RdmaProtocol.ResumeReading());
-        assertReceivedInOrder(pair.serverEvents(), held + 6);
+        Connections.assertReceivedInOrder(pair.serverEvents(), held + 6);
         kit.close(pair);
         kit.unbind(listener);
         kit.awaitNoLeaks(WAIT);
@@ -113,8 +94,8 @@ class BatchTest {
         RdmaTestKit.Pair pair = kit.connect(listener);
         kit.close(pair);
         TestProbe<ConnectionEvent> elsewhere = kit.probe();
-        RdmaProtocol.Batch batch = RdmaProtocol.Batch.of(message(0), message(1).withReplyTo(elsewhere.getRef()),
-                message(2));
+        RdmaProtocol.Batch batch = RdmaProtocol.Batch.of(numbered(0), numbered(1).withReplyTo(elsewhere.getRef()),
+                numbered(2));
         pair.client().tell(batch);
         for (RdmaProtocol.DataCommand command : List.of(batch.commands().get(0), batch.commands().get(2))) {
             RdmaProtocol.CommandFailed failed = pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class,
@@ -133,6 +114,6 @@ class BatchTest {
     void aBatchCarriesAtLeastOneCommandAndNoNull() {
         kit = RdmaTestKit.create();
         assertThrows(IllegalArgumentException.class, () -> new RdmaProtocol.Batch(List.of()));
-        assertThrows(NullPointerException.class, () -> RdmaProtocol.Batch.of(message(0), null));
+        assertThrows(NullPointerException.class, () -> RdmaProtocol.Batch.of(numbered(0), null));
     }
 }

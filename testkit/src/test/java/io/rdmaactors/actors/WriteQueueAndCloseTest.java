@@ -1,6 +1,7 @@
 package io.rdmaactors.actors;
 
 import static io.rdmaactors.actors.Connections.WAIT;
+import static io.rdmaactors.actors.Connections.numbered;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -20,16 +21,11 @@ import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
-import org.apache.pekko.util.ByteString;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /** Pekko IO's shape: the write queue, NACK back-pressure beyond it, Register, and the three ways to close. */
 class WriteQueueAndCloseTest {
-
-    /** Receive queues of their own, so a suspended reader holds the peer back by receiver-not-ready. */
-    private static final String SMALL_QUEUES = "rdma-actors.receive-queue-depth = 8\nrdma-actors.send-queue-depth = 4\n"
-            + "rdma-actors.receive-queue = per-connection\n";
 
     private RdmaTestKit kit;
     private RdmaTestKit.Listener listener;
@@ -40,7 +36,7 @@ class WriteQueueAndCloseTest {
     }
 
     private RdmaTestKit.Pair connect(String config) {
-        kit = RdmaTestKit.create(SMALL_QUEUES + config);
+        kit = RdmaTestKit.create(Connections.SMALL_QUEUES + config);
         listener = kit.listen(8);
         return kit.connect(listener);
     }
@@ -51,17 +47,6 @@ class WriteQueueAndCloseTest {
         kit.awaitNoLeaks(WAIT);
     }
 
-    private static RdmaProtocol.Send message(int n) {
-        return RdmaProtocol.Send.of(ByteString.fromArray(ByteBuffer.allocate(4).putInt(n).array()), n);
-    }
-
-    private static void assertReceivedInOrder(TestProbe<ConnectionEvent> events, int count) {
-        List<ConnectionEvent> received = events.receiveSeveralMessages(count, Connections.STREAM_WAIT);
-        for (int n = 0; n < count; n++) {
-            assertEquals(n, ((RdmaProtocol.Received) received.get(n)).data().asByteBuffer().getInt(), "in order");
-        }
-    }
-
     @Test
     void theWriteQueueHoldsWhatTheSendQueueCannotAndPostsItInOrder() {
         RdmaTestKit.Pair pair = connect("rdma-actors.write-queue = 1024");
@@ -69,10 +54,10 @@ class WriteQueueAndCloseTest {
         pair.serverEvents().expectNoMessage(Duration.ofMillis(200));
         // a send queue of 4 and 8 receives held by the reader: most of these wait in the write queue
         for (int n = 0; n < 300; n++) {
-            pair.client().tell(message(n));
+            pair.client().tell(numbered(n));
         }
         pair.server().tell(new RdmaProtocol.ResumeReading());
-        assertReceivedInOrder(pair.serverEvents(), 300);
+        Connections.assertReceivedInOrder(pair.serverEvents(), 300);
         Set<Object> acked = new HashSet<>();
         for (ConnectionEvent e : pair.clientEvents().receiveSeveralMessages(300, Connections.STREAM_WAIT)) {
             assertTrue(acked.add(assertInstanceOf(RdmaProtocol.Acked.class, e).token()), "acked once: " + e);
@@ -84,18 +69,12 @@ class WriteQueueAndCloseTest {
     @Test
     void beyondTheWriteQueueCommandsAreRefusedUntilResumeWritingIsAnswered() {
         RdmaTestKit.Pair pair = connect("rdma-actors.write-queue = 2");
-        pair.server().tell(new RdmaProtocol.SuspendReading());
-        pair.serverEvents().expectNoMessage(Duration.ofMillis(200));
         // the first receives posted are filled; then 4 sends wait for receiver-not-ready retries, 2 in the write queue
-        int held = RegisteredSlots.FIRST;
-        for (int n = 0; n < held; n++) {
-            pair.client().tell(message(n));
-            pair.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT);
-        }
+        int held = Connections.holdTheReader(pair);
         for (int n = held; n < held + 6; n++) {
-            pair.client().tell(message(n));
+            pair.client().tell(numbered(n));
         }
-        RdmaProtocol.Send refused = message(99);
+        RdmaProtocol.Send refused = numbered(99);
         pair.client().tell(refused);
         assertEquals(refused, pair.clientEvents().expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
         pair.clientEvents().expectMessageClass(RdmaProtocol.WritingSuspended.class, WAIT);
@@ -106,7 +85,7 @@ class WriteQueueAndCloseTest {
         while (!resumed) {
             resumed = pair.clientEvents().receiveMessage(WAIT) instanceof RdmaProtocol.WritingResumed;
         }
-        assertReceivedInOrder(pair.serverEvents(), held + 6);
+        Connections.assertReceivedInOrder(pair.serverEvents(), held + 6);
         kit.close(pair);
         assertNoLeaks();
     }
@@ -115,7 +94,7 @@ class WriteQueueAndCloseTest {
     void closeCompletesWhatWasSentBeforeItThenEndsClosed() {
         RdmaTestKit.Pair pair = connect("");
         for (int n = 0; n < 50; n++) {
-            pair.client().tell(message(n));
+            pair.client().tell(numbered(n));
         }
         pair.client().tell(new RdmaProtocol.Close());
         for (int n = 0; n < 50; n++) {
@@ -123,7 +102,7 @@ class WriteQueueAndCloseTest {
         }
         assertInstanceOf(RdmaProtocol.Closed.class,
                 pair.clientEvents().expectMessageClass(RdmaProtocol.Disconnected.class, WAIT).reason());
-        assertReceivedInOrder(pair.serverEvents(), 50);
+        Connections.assertReceivedInOrder(pair.serverEvents(), 50);
         assertInstanceOf(RdmaProtocol.PeerClosed.class, RdmaTestKit.awaitDisconnected(pair.serverEvents()).reason());
         assertNoLeaks();
     }
@@ -131,9 +110,9 @@ class WriteQueueAndCloseTest {
     @Test
     void confirmedCloseEndsOnceThePeerConfirmed() {
         RdmaTestKit.Pair pair = connect("");
-        pair.client().tell(message(0));
+        pair.client().tell(numbered(0));
         pair.client().tell(new RdmaProtocol.ConfirmedClose());
-        RdmaProtocol.Send late = message(1);
+        RdmaProtocol.Send late = numbered(1);
         pair.client().tell(late);
         // what was sent before the close completes before the connection ends; the late one is
         // refused, before or after the end (a test thread held up between the two tells sends it
@@ -156,7 +135,7 @@ class WriteQueueAndCloseTest {
         pair.server().tell(new RdmaProtocol.SuspendReading());
         pair.serverEvents().expectNoMessage(Duration.ofMillis(200));
         for (int n = 0; n < 20; n++) {
-            pair.client().tell(message(n));
+            pair.client().tell(numbered(n));
         }
         pair.client().tell(new RdmaProtocol.Abort());
         Set<Object> answered = new HashSet<>();
@@ -184,9 +163,9 @@ class WriteQueueAndCloseTest {
         pair.server().tell(new RdmaProtocol.Register(next.getRef()));
         // what the connection sends after the Register is answered to the new handler; a message
         // from the peer races the Register (it may be polled before), so it goes only once that shows
-        pair.server().tell(message(1));
+        pair.server().tell(numbered(1));
         next.expectMessageClass(RdmaProtocol.Acked.class, WAIT);
-        pair.client().tell(message(0));
+        pair.client().tell(numbered(0));
         assertEquals(0, next.expectMessageClass(RdmaProtocol.Received.class, WAIT).data().asByteBuffer().getInt());
         pair.serverEvents().expectNoMessage(Duration.ofMillis(100));
         // the new handler is the one watched: its death ends the connection
@@ -205,11 +184,11 @@ class WriteQueueAndCloseTest {
     void aDataCommandsAnswersGoToItsReplyToAndTheRestToTheHandler() {
         RdmaTestKit.Pair pair = connect("");
         TestProbe<ConnectionEvent> asker = kit.probe();
-        pair.client().tell(message(0).withReplyTo(asker.getRef()));
+        pair.client().tell(numbered(0).withReplyTo(asker.getRef()));
         assertEquals(new RdmaProtocol.Acked(0), asker.expectMessageClass(RdmaProtocol.Acked.class, WAIT));
         pair.serverEvents().expectMessageClass(RdmaProtocol.Received.class, WAIT);
         pair.client().tell(new RdmaProtocol.Close());
-        RdmaProtocol.Send late = message(1).withReplyTo(asker.getRef());
+        RdmaProtocol.Send late = numbered(1).withReplyTo(asker.getRef());
         pair.client().tell(late);
         assertEquals(late, asker.expectMessageClass(RdmaProtocol.CommandFailed.class, WAIT).command());
         // the handler hears only how the connection ended
@@ -220,7 +199,7 @@ class WriteQueueAndCloseTest {
 
     @Test
     void aConnectionWhoseOwnRequestFailedEndsErrorClosedEveryTime() {
-        kit = RdmaTestKit.create(SMALL_QUEUES);
+        kit = RdmaTestKit.create(Connections.SMALL_QUEUES);
         listener = kit.listen(8);
         for (int run = 0; run < 20; run++) {
             RdmaTestKit.Pair pair = kit.connect(listener);
