@@ -963,9 +963,9 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             onControl(ControlMessage.decode(received.data().asByteBuffer()));
             postQueued();
         } else {
-            RdmaProtocol.Received now = receives.arrived(received);
-            if (now != null) {
-                deliver(now);
+            RdmaProtocol.Received deliverable = receives.arrived(received);
+            if (deliverable != null) {
+                deliver(deliverable);
             }
         }
     }
