@@ -99,6 +99,12 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     /** What the handler may be given and when, and the receive slots and arrays given back. */
     private final ReceiveQueue receives;
     private ActorRef<ConnectionEvent> handler;
+    /**
+     * The messages this poll delivered, told to the handler as one {@link RdmaProtocol.ReceivedBatch}
+     * when the poll ends or before anything else is told to it; null unless the connection's options
+     * ask for batches.
+     */
+    private final List<RdmaProtocol.Received> receivedBatch;
     private final ActorRef<ConnectionCommand> connection;
     /** The send slots, what each outstanding request carries, and the write queue. */
     private final SendQueue sends;
@@ -167,6 +173,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         this.qp = qp;
         this.buffers = buffers;
         this.handler = handler;
+        this.receivedBatch = settings.receivedBatches() ? new ArrayList<>() : null;
         this.connection = connection;
         // polling on after completions saves the wake-up that would bring the next one; where the
         // provider pushes completion events to this actor and its thread polls for work anyway
@@ -387,7 +394,25 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
 
     /** A data command's answer goes to its replyTo, or to the handler. */
     private void answer(DataCommand command, ConnectionEvent event) {
-        (command.replyTo() != null ? command.replyTo() : handler).tell(event);
+        if (command.replyTo() != null) {
+            command.replyTo().tell(event);
+        } else {
+            tellHandler(event);
+        }
+    }
+
+    /** Tells the handler {@code event} after the messages delivered before it. */
+    private void tellHandler(ConnectionEvent event) {
+        handOverBatch();
+        handler.tell(event);
+    }
+
+    /** The messages delivered since the last hand-over, as one batch, if any. */
+    private void handOverBatch() {
+        if (receivedBatch != null && !receivedBatch.isEmpty()) {
+            handler.tell(new RdmaProtocol.ReceivedBatch(receivedBatch));
+            receivedBatch.clear();
+        }
     }
 
     /** Posts the head of the write queue as one list; a request the QP refuses fails alone, the rest are posted. */
@@ -476,7 +501,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                         + sends.limit() + " (rdma-actors.write-queue)")));
         if (!writingSuspended) {
             writingSuspended = true;
-            handler.tell(new RdmaProtocol.WritingSuspended());
+            tellHandler(new RdmaProtocol.WritingSuspended());
         }
     }
 
@@ -830,6 +855,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                 }
             }
         } while (n == batch.length);
+        handOverBatch();
         repostReceives();
         growReceives(received);
         postQueued();
@@ -858,7 +884,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         if (sends.nothingWaiting() && sends.room() >= (sends.capacity() + 1) / 2) {
             writingSuspended = false;
             resumeRequested = false;
-            handler.tell(new RdmaProtocol.WritingResumed());
+            tellHandler(new RdmaProtocol.WritingResumed());
         }
     }
 
@@ -1000,7 +1026,11 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         // an answer to what this side sent: the handler likely answers it in turn
         answerDelivered |= awaitingAnswer;
         awaitingAnswer = false;
-        handler.tell(received);
+        if (receivedBatch != null) {
+            receivedBatch.add(received);
+        } else {
+            handler.tell(received);
+        }
     }
 
     private void onRelease(RdmaProtocol.Received received) {
@@ -1115,6 +1145,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         for (RdmaProtocol.Received next = receives.nextWaiting(); next != null; next = receives.nextWaiting()) {
             deliver(next);
         }
+        handOverBatch();
         repostReceives();
     }
 
@@ -1126,10 +1157,10 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                 throw new InvalidStateException("ibv_modify_qp", "no alternate path is armed");
             }
             qp.modify(m.attributes());
-            handler.tell(m.command() instanceof RdmaProtocol.MigratePath ? new RdmaProtocol.PathMigrated()
+            tellHandler(m.command() instanceof RdmaProtocol.MigratePath ? new RdmaProtocol.PathMigrated()
                     : new RdmaProtocol.AlternatePathLoaded());
         } catch (RuntimeException e) {
-            handler.tell(new CommandFailed(m.command(), e));
+            tellHandler(new CommandFailed(m.command(), e));
         }
         return this;
     }

@@ -89,10 +89,12 @@ public final class RdmaProtocol {
      * bad one is refused here, naming the setting. The buffer size stays the system's: a Send up to
      * it goes straight into the peer's receive buffer, so both ends must agree on it.
      * {@code receiveInPlace}, not a system setting: see {@link #withReceiveInPlace(int)}; empty, each
-     * message is copied out of its receive buffer.
+     * message is copied out of its receive buffer. {@code receivedBatches}, not a system setting
+     * either: see {@link #withReceivedBatches()}.
      */
     public record ConnectionOptions(OptionalInt sendQueueDepth, OptionalInt receiveQueueDepth,
-                                    OptionalInt writeQueue, OptionalInt maxMessageSize, OptionalInt receiveInPlace) {
+                                    OptionalInt writeQueue, OptionalInt maxMessageSize, OptionalInt receiveInPlace,
+                                    boolean receivedBatches) {
         public ConnectionOptions {
             Objects.requireNonNull(sendQueueDepth, "sendQueueDepth");
             Objects.requireNonNull(receiveQueueDepth, "receiveQueueDepth");
@@ -115,27 +117,27 @@ public final class RdmaProtocol {
         /** Every setting the system's, and each message copied out of its receive buffer. */
         public static ConnectionOptions none() {
             OptionalInt system = OptionalInt.empty();
-            return new ConnectionOptions(system, system, system, system, system);
+            return new ConnectionOptions(system, system, system, system, system, false);
         }
 
         public ConnectionOptions withSendQueueDepth(int depth) {
             return new ConnectionOptions(OptionalInt.of(depth), receiveQueueDepth, writeQueue, maxMessageSize,
-                    receiveInPlace);
+                    receiveInPlace, receivedBatches);
         }
 
         public ConnectionOptions withReceiveQueueDepth(int depth) {
             return new ConnectionOptions(sendQueueDepth, OptionalInt.of(depth), writeQueue, maxMessageSize,
-                    receiveInPlace);
+                    receiveInPlace, receivedBatches);
         }
 
         public ConnectionOptions withWriteQueue(int commands) {
             return new ConnectionOptions(sendQueueDepth, receiveQueueDepth, OptionalInt.of(commands), maxMessageSize,
-                    receiveInPlace);
+                    receiveInPlace, receivedBatches);
         }
 
         public ConnectionOptions withMaxMessageSize(int bytes) {
             return new ConnectionOptions(sendQueueDepth, receiveQueueDepth, writeQueue, OptionalInt.of(bytes),
-                    receiveInPlace);
+                    receiveInPlace, receivedBatches);
         }
 
         /**
@@ -154,7 +156,19 @@ public final class RdmaProtocol {
          */
         public ConnectionOptions withReceiveInPlace(int bytes) {
             return new ConnectionOptions(sendQueueDepth, receiveQueueDepth, writeQueue, maxMessageSize,
-                    OptionalInt.of(bytes));
+                    OptionalInt.of(bytes), receivedBatches);
+        }
+
+        /**
+         * The handler is told {@link ReceivedBatch} in place of {@link Received}: each holds the
+         * messages one poll of the completion queue found (at least one), in the order they came,
+         * and comes before any event told after them. A stream's reader then takes a mailbox turn
+         * per poll, not per message, as a Pekko IO reader takes one {@code Tcp.Received} for the
+         * bytes of many writes. Each message of a batch is released as a single one would be.
+         */
+        public ConnectionOptions withReceivedBatches() {
+            return new ConnectionOptions(sendQueueDepth, receiveQueueDepth, writeQueue, maxMessageSize,
+                    receiveInPlace, true);
         }
     }
 
@@ -850,7 +864,8 @@ public final class RdmaProtocol {
 
     // ------------------------------------------------------------------ connection events (to a handler)
 
-    public sealed interface ConnectionEvent permits Connected, ConnectFailed, Received, Acked, ReadCompleted,
+    public sealed interface ConnectionEvent permits Connected, ConnectFailed, Received, ReceivedBatch, Acked,
+            ReadCompleted,
             AtomicCompleted, CommandFailed, WritingSuspended, WritingResumed, AlternatePathLoaded, PathMigrated,
             Disconnected, RegisterMemoryReply, DeregisterMemoryReply {
     }
@@ -1080,6 +1095,25 @@ public final class RdmaProtocol {
         public String toString() {
             return "Received[" + size() + " bytes" + (view == null ? "" : " in place")
                     + (immediate == null ? "" : ", immediate=" + immediate) + "]";
+        }
+    }
+
+    /**
+     * Messages received in order, one poll's, in place of one {@link Received} each, for a connection
+     * whose options ask for batches ({@link ConnectionOptions#withReceivedBatches()}).
+     */
+    public record ReceivedBatch(List<Received> messages) implements ConnectionEvent {
+        public ReceivedBatch {
+            messages = List.copyOf(messages); // no nulls
+            if (messages.isEmpty()) {
+                throw new IllegalArgumentException("a ReceivedBatch carries at least one message");
+            }
+        }
+
+        /** The messages' count, not the messages: a log line stays one line. */
+        @Override
+        public String toString() {
+            return "ReceivedBatch[" + messages.size() + " messages]";
         }
     }
 

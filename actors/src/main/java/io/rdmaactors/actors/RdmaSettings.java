@@ -13,14 +13,15 @@ import org.apache.pekko.dispatch.Dispatchers;
 /**
  * The {@code rdma-actors} section of the configuration (see reference.conf), with what one
  * connection's {@link RdmaProtocol.ConnectionOptions} set ({@code receiveInPlace}, the smallest
- * message left in its receive buffer, only there).
+ * message left in its receive buffer, and {@code receivedBatches}, only there).
  */
 public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int sendQueueDepth,
                            int receiveQueueDepth, int bufferSize, int writeQueue, int maxMessageSize,
                            Duration resolveTimeout, Duration connectTimeout,
                            Duration acceptTimeout, Duration shutdownCloseTimeout, int completionPollers,
                            Duration completionSpin, Duration completionYield, String waitMode, String dispatcher,
-                           String verbsDispatcher, int receiveInPlace, String receiveQueue) {
+                           String verbsDispatcher, int receiveInPlace, String receiveQueue,
+                           boolean receivedBatches) {
 
     public RdmaSettings {
         fabricOptions = Map.copyOf(fabricOptions);
@@ -88,7 +89,8 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
                 options.writeQueue().orElse(writeQueue), options.maxMessageSize().orElse(maxMessageSize),
                 resolveTimeout, connectTimeout, acceptTimeout, shutdownCloseTimeout, completionPollers, completionSpin,
                 completionYield, waitMode, dispatcher, verbsDispatcher,
-                options.receiveInPlace().orElse(receiveInPlace), receiveQueue);
+                options.receiveInPlace().orElse(receiveInPlace), receiveQueue,
+                options.receivedBatches() || receivedBatches);
     }
 
     /** A bad value names its key, so a configuration error says which line to fix. */
@@ -110,6 +112,6 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
                 c.getDuration("shutdown-close-timeout"), c.getInt("completion-pollers"),
                 c.getDuration("completion-spin"), c.getDuration("completion-yield"), c.getString("wait"),
                 c.getString("dispatcher"),
-                c.getString("verbs-dispatcher"), NEVER_IN_PLACE, c.getString("receive-queue"));
+                c.getString("verbs-dispatcher"), NEVER_IN_PLACE, c.getString("receive-queue"), false);
     }
 }

@@ -52,8 +52,11 @@ public final class EchoSinkPeer {
         CompletableFuture<int[]> ports = new CompletableFuture<>();
         ActorSystem<Void> system = ActorSystem.create(Behaviors.setup(ctx -> {
             List<ActorRef<InetSocketAddress>> slots = portSlots(ctx, ports);
-            ctx.spawn(listener(ctx.getSystem(), echo(), slots.get(0)), "rdma-echo");
-            ctx.spawn(listener(ctx.getSystem(), sink(), slots.get(1)), "rdma-sink");
+            ctx.spawn(listener(ctx.getSystem(), echo(), slots.get(0), RdmaProtocol.ConnectionOptions.none()),
+                    "rdma-echo");
+            // a reader of a stream takes what each poll found at once, as Pekko IO's reader does
+            ctx.spawn(listener(ctx.getSystem(), sink(), slots.get(1),
+                    RdmaProtocol.ConnectionOptions.none().withReceivedBatches()), "rdma-sink");
             Adapter.actorOf(ctx, TcpServer.props(Props.create(TcpEcho.class, () -> new TcpEcho(false)), slots.get(2)), "tcp-echo");
             Adapter.actorOf(ctx, TcpServer.props(Props.create(TcpSink.class, TcpSink::new), slots.get(3)), "tcp-sink");
             Adapter.actorOf(ctx, TcpServer.props(Props.create(TcpEcho.class, () -> new TcpEcho(true)),
@@ -107,10 +110,11 @@ public final class EchoSinkPeer {
 
     private static Behavior<RdmaProtocol.ListenerEvent> listener(ActorSystem<?> system,
                                                                   Behavior<RdmaProtocol.ConnectionEvent> handler,
-                                                                  ActorRef<InetSocketAddress> bound) {
+                                                                  ActorRef<InetSocketAddress> bound,
+                                                                  RdmaProtocol.ConnectionOptions options) {
         return Behaviors.setup(ctx -> {
             Rdma.get(system).manager().tell(new RdmaProtocol.Listen(new InetSocketAddress("127.0.0.1", 0),
-                    ctx.getSelf(), BACKLOG));
+                    ctx.getSelf(), BACKLOG).withOptions(options));
             return Behaviors.receive(RdmaProtocol.ListenerEvent.class)
                     .onMessage(RdmaProtocol.Listening.class, l -> {
                         bound.tell(l.localAddress());
@@ -159,7 +163,10 @@ public final class EchoSinkPeer {
         });
     }
 
-    /** Counts messages; the one with an immediate ends the stream and is answered with the count. */
+    /**
+     * Counts messages, a poll's at a time; the one with an immediate ends the stream and is answered
+     * with the count.
+     */
     private static Behavior<RdmaProtocol.ConnectionEvent> sink() {
         return Behaviors.setup(ctx -> {
             ActorRef<?>[] peer = new ActorRef<?>[1];
@@ -169,12 +176,15 @@ public final class EchoSinkPeer {
                         peer[0] = c.connection();
                         return Behaviors.same();
                     })
-                    .onMessage(RdmaProtocol.Received.class, r -> {
-                        if (r.immediate() != null) {
-                            connection(peer[0]).tell(RdmaProtocol.Send.of(ByteBuffer.allocate(8).putLong(count[0]).array(), null));
-                            count[0] = 0;
-                        } else {
-                            count[0]++;
+                    .onMessage(RdmaProtocol.ReceivedBatch.class, b -> {
+                        for (RdmaProtocol.Received r : b.messages()) {
+                            if (r.immediate() != null) {
+                                connection(peer[0]).tell(RdmaProtocol.Send.of(
+                                        ByteBuffer.allocate(8).putLong(count[0]).array(), null));
+                                count[0] = 0;
+                            } else {
+                                count[0]++;
+                            }
                         }
                         return Behaviors.same();
                     })

@@ -360,7 +360,7 @@ public final class HardwareRegime {
         /** Messages from this size on are received in place; smaller ones cost less to copy than to release. */
         private static final int IN_PLACE_FROM = 256;
         static final RdmaProtocol.ConnectionOptions OPTIONS = RdmaProtocol.ConnectionOptions.none()
-                .withReceiveInPlace(IN_PLACE_FROM);
+                .withReceiveInPlace(IN_PLACE_FROM).withReceivedBatches();
         private final ActorSystem<Object> system;
 
         /**
@@ -435,12 +435,8 @@ public final class HardwareRegime {
                                 early.clear();
                                 return Behaviors.same();
                             })
-                            .onMessage(RdmaProtocol.Received.class, r -> {
-                                if (memory == null) {
-                                    early.add(r);
-                                } else {
-                                    answer(r);
-                                }
+                            .onMessage(RdmaProtocol.ReceivedBatch.class, b -> {
+                                b.messages().forEach(this::onReceived);
                                 return Behaviors.same();
                             })
                             .onMessage(RdmaProtocol.CommandFailed.class, f -> {
@@ -448,6 +444,14 @@ public final class HardwareRegime {
                             })
                             .onMessage(Object.class, e -> Behaviors.same())
                             .build();
+                }
+
+                void onReceived(RdmaProtocol.Received r) {
+                    if (memory == null) {
+                        early.add(r);
+                    } else {
+                        answer(r);
+                    }
                 }
 
                 void answer(RdmaProtocol.Received r) {
@@ -503,24 +507,8 @@ public final class HardwareRegime {
                                 sendWindow();
                                 return Behaviors.same();
                             })
-                            .onMessage(RdmaProtocol.Received.class, r -> {
-                                if (stream != null) {
-                                    stream.done().complete(System.nanoTime());
-                                    stream = null;
-                                    return Behaviors.same();
-                                }
-                                long now = System.nanoTime();
-                                pingPong.rtt()[done++] = now - start;
-                                if (done == pingPong.rtt().length) {
-                                    pingPong.done().complete(pingPong.rtt());
-                                    if (r.releasable()) {
-                                        connection.tell(new RdmaProtocol.Release(r));
-                                    }
-                                } else {
-                                    start = System.nanoTime();
-                                    // the answer's receive buffer goes back with the next request
-                                    connection.tell(RdmaProtocol.Send.of(message).releasing(r));
-                                }
+                            .onMessage(RdmaProtocol.ReceivedBatch.class, b -> {
+                                b.messages().forEach(this::onReceived);
                                 return Behaviors.same();
                             })
                             .onMessage(RdmaProtocol.Acked.class, a -> {
@@ -533,6 +521,26 @@ public final class HardwareRegime {
                             })
                             .onMessage(Object.class, e -> Behaviors.same())
                             .build();
+                }
+
+                void onReceived(RdmaProtocol.Received r) {
+                    if (stream != null) {
+                        stream.done().complete(System.nanoTime());
+                        stream = null;
+                        return;
+                    }
+                    long now = System.nanoTime();
+                    pingPong.rtt()[done++] = now - start;
+                    if (done == pingPong.rtt().length) {
+                        pingPong.done().complete(pingPong.rtt());
+                        if (r.releasable()) {
+                            connection.tell(new RdmaProtocol.Release(r));
+                        }
+                    } else {
+                        start = System.nanoTime();
+                        // the answer's receive buffer goes back with the next request
+                        connection.tell(RdmaProtocol.Send.of(message).releasing(r));
+                    }
                 }
 
                 /**

@@ -171,8 +171,12 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
                 send(true);
             } else if (event instanceof RdmaProtocol.ConnectFailed f) {
                 fail(new RdmaStreams.ConnectionFailed(description + " failed: " + f.reason(), null));
+            } else if (event instanceof RdmaProtocol.ReceivedBatch b) {
+                b.messages().forEach(this::take);
+                deliver();
             } else if (event instanceof RdmaProtocol.Received r) {
-                onReceived(r);
+                take(r); // of a listener the actor API made, which hands this connection over
+                deliver();
             } else if (event instanceof RdmaProtocol.Acked a) {
                 onAcked(a.token());
             } else if (event instanceof RdmaProtocol.CommandFailed f) {
@@ -186,7 +190,7 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
             }
         }
 
-        private void onReceived(RdmaProtocol.Received r) {
+        private void take(RdmaProtocol.Received r) {
             if (r.data().isEmpty() && Integer.valueOf(RdmaStreams.END_OF_STREAM).equals(r.immediate())) {
                 peerDone = true;
             } else {
@@ -196,7 +200,6 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
                     connection.tell(new RdmaProtocol.SuspendReading());
                 }
             }
-            deliver();
         }
 
         private void onAcked(Object token) {

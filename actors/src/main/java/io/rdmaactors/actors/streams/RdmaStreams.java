@@ -88,6 +88,11 @@ public final class RdmaStreams {
             }
         }
 
+        /** What the stage asks of its connection: a poll's messages in one event, taken in one turn. */
+        RdmaProtocol.ConnectionOptions stageOptions() {
+            return connection.withReceivedBatches();
+        }
+
         /** None of them, and half-close: what the overloads without options use. */
         public static Options defaults() {
             return new Options(Optional.empty(), Optional.empty(), Optional.empty(), true,
@@ -148,7 +153,7 @@ public final class RdmaStreams {
     public Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> outgoingConnection(
             InetSocketAddress remote, Options options) {
         return framed(ConnectionStage.connecting(manager, handler -> {
-            RdmaProtocol.Connect connect = RdmaProtocol.Connect.to(remote, handler).withOptions(options.connection())
+            RdmaProtocol.Connect connect = RdmaProtocol.Connect.to(remote, handler).withOptions(options.stageOptions())
                     .withPrivateData(options.privateData().toArray());
             connect = options.connectTimeout().map(connect::withTimeout).orElse(connect);
             return options.localAddress().map(connect::withLocalAddress).orElse(connect);
