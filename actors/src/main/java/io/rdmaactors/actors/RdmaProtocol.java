@@ -865,9 +865,8 @@ public final class RdmaProtocol {
     // ------------------------------------------------------------------ connection events (to a handler)
 
     public sealed interface ConnectionEvent permits Connected, ConnectFailed, Received, ReceivedBatch, Acked,
-            ReadCompleted,
-            AtomicCompleted, CommandFailed, WritingSuspended, WritingResumed, AlternatePathLoaded, PathMigrated,
-            Disconnected, RegisterMemoryReply, DeregisterMemoryReply {
+            ReadCompleted, AtomicCompleted, CommandFailed, WritingSuspended, WritingResumed, AlternatePathLoaded,
+            PathMigrated, Disconnected, RegisterMemoryReply, DeregisterMemoryReply {
     }
 
     public record Connected(ActorRef<ConnectionCommand> connection, InetSocketAddress remote,
