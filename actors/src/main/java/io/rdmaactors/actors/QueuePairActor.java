@@ -253,12 +253,12 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             failAll("the connection closed");
             endSpin();
             completions.silence();
-            connection.tell(new ConnectionProtocol.QueuePairDrained(failure, peerClosing));
+            tellConnection(new ConnectionProtocol.QueuePairDrained(failure, peerClosing));
             return closed(handler);
         }
         if (m instanceof RdmaProtocol.Register r) {
             handler = r.handler();
-            connection.tell(r);
+            tellConnection(r);
             return this;
         }
         if (m instanceof RdmaProtocol.Release r) {
@@ -327,7 +327,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                 || command instanceof RdmaProtocol.Abort) {
             closing = true;
         }
-        connection.tell(command);
+        tellConnection(command);
         return this;
     }
 
@@ -405,6 +405,15 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private void tellHandler(ConnectionEvent event) {
         handOverBatch();
         handler.tell(event);
+    }
+
+    /**
+     * Tells the connection actor {@code message} after the messages delivered before it: what it
+     * tells the handler in turn (Disconnected, say) must not overtake them.
+     */
+    private void tellConnection(ConnectionCommand message) {
+        handOverBatch();
+        connection.tell(message);
     }
 
     /** The messages delivered since the last hand-over, as one batch, if any. */
@@ -523,7 +532,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         } else if (item instanceof LargeRead read) {
             rendezvous.release(read.region());
             if (!closing) {
-                connection.tell(new ConnectionProtocol.QueuePairFailed(cause));
+                tellConnection(new ConnectionProtocol.QueuePairFailed(cause));
             }
         } else if (item instanceof ConnectionProtocol.BindWindow b) {
             b.export().replyTo().tell(new CommandFailed(b.export(), cause));
@@ -574,7 +583,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         }
         if (quiescing) {
             quiescing = false;
-            connection.tell(new ConnectionProtocol.QueuePairQuiesced());
+            tellConnection(new ConnectionProtocol.QueuePairQuiesced());
         }
     }
 
@@ -903,7 +912,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             fail(item, failed);
             if (first) {
                 // an error completion leaves the QP in ERR: the connection cannot carry anything more
-                connection.tell(new ConnectionProtocol.QueuePairFailed(failed));
+                tellConnection(new ConnectionProtocol.QueuePairFailed(failed));
             }
             return;
         }
@@ -977,7 +986,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         try {
             buffers.shared.repost(slot); // a receive that failed had its buffer too
         } catch (RuntimeException e) {
-            connection.tell(new ConnectionProtocol.QueuePairFailed(e));
+            tellConnection(new ConnectionProtocol.QueuePairFailed(e));
         }
         if (received == null) {
             return;
@@ -1000,7 +1009,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     private void onControl(Object message) {
         if (message instanceof ControlMessage.Ready ready) {
             if (ready.length() > maxMessageSize || ready.length() < 0) {
-                connection.tell(new ConnectionProtocol.QueuePairFailed(new IllegalStateException("the peer announced "
+                tellConnection(new ConnectionProtocol.QueuePairFailed(new IllegalStateException("the peer announced "
                         + ready.length() + " bytes, beyond rdma-actors.max-message-size of " + maxMessageSize)));
                 return;
             }
@@ -1101,7 +1110,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             receives.repostAll();
         } catch (RuntimeException e) {
             // a receive queue that cannot be refilled would hold the peer back forever: end the connection
-            connection.tell(new ConnectionProtocol.QueuePairFailed(e));
+            tellConnection(new ConnectionProtocol.QueuePairFailed(e));
         }
     }
 

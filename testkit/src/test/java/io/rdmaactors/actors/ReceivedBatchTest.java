@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmaactors.actors.RdmaProtocol.ConnectionEvent;
+import io.rdmaactors.actors.streams.RdmaStreams;
 import io.rdmaactors.testkit.RdmaTestKit;
 import java.util.ArrayList;
 import java.util.List;
@@ -115,11 +116,14 @@ class ReceivedBatchTest {
     }
 
     @Test
-    void aReceivedBatchCarriesAtLeastOneMessageAndNoNull() {
+    void aReceivedBatchCarriesAtLeastOneMessageAndNoNullAndIsNoStreamsOption() {
         kit = RdmaTestKit.create();
         assertThrows(IllegalArgumentException.class, () -> new RdmaProtocol.ReceivedBatch(List.of()));
         List<RdmaProtocol.Received> withNull = new ArrayList<>();
         withNull.add(null);
         assertThrows(NullPointerException.class, () -> new RdmaProtocol.ReceivedBatch(withNull));
+        // a stream's stage takes one message an event
+        assertThrows(IllegalArgumentException.class,
+                () -> RdmaStreams.Options.defaults().withConnectionOptions(BATCHES));
     }
 }

@@ -171,12 +171,8 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
                 send(true);
             } else if (event instanceof RdmaProtocol.ConnectFailed f) {
                 fail(new RdmaStreams.ConnectionFailed(description + " failed: " + f.reason(), null));
-            } else if (event instanceof RdmaProtocol.ReceivedBatch b) {
-                b.messages().forEach(this::take);
-                deliver();
             } else if (event instanceof RdmaProtocol.Received r) {
-                take(r); // of a listener the actor API made, which hands this connection over
-                deliver();
+                onReceived(r);
             } else if (event instanceof RdmaProtocol.Acked a) {
                 onAcked(a.token());
             } else if (event instanceof RdmaProtocol.CommandFailed f) {
@@ -190,7 +186,7 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
             }
         }
 
-        private void take(RdmaProtocol.Received r) {
+        private void onReceived(RdmaProtocol.Received r) {
             if (r.data().isEmpty() && Integer.valueOf(RdmaStreams.END_OF_STREAM).equals(r.immediate())) {
                 peerDone = true;
             } else {
@@ -200,6 +196,7 @@ final class ConnectionStage extends AbstractGraphStageWithMaterializedValue<Flow
                     connection.tell(new RdmaProtocol.SuspendReading());
                 }
             }
+            deliver();
         }
 
         private void onAcked(Object token) {

@@ -91,7 +91,7 @@ final class ListenerStage extends AbstractGraphStageWithMaterializedValue<Source
                 onEvent(m._2());
                 return BoxedUnit.UNIT;
             }).ref());
-            manager.tell(new RdmaProtocol.Listen(bind, self, backlog).withOptions(options.stageOptions()));
+            manager.tell(new RdmaProtocol.Listen(bind, self, backlog).withOptions(options.connection()));
         }
 
         private void onEvent(Object event) {

@@ -86,11 +86,11 @@ public final class RdmaStreams {
                 throw new IllegalArgumentException("a stream's elements are ByteStrings: receiving in place is for"
                         + " handlers of the actor API");
             }
-        }
-
-        /** What the stage asks of its connection: a poll's messages in one event, taken in one turn. */
-        RdmaProtocol.ConnectionOptions stageOptions() {
-            return connection.withReceivedBatches();
+            if (connection.receivedBatches()) {
+                // the stage takes its connection's events one message at a time
+                throw new IllegalArgumentException("a stream delivers element by element: received batches are for"
+                        + " handlers of the actor API");
+            }
         }
 
         /** None of them, and half-close: what the overloads without options use. */
@@ -153,7 +153,7 @@ public final class RdmaStreams {
     public Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> outgoingConnection(
             InetSocketAddress remote, Options options) {
         return framed(ConnectionStage.connecting(manager, handler -> {
-            RdmaProtocol.Connect connect = RdmaProtocol.Connect.to(remote, handler).withOptions(options.stageOptions())
+            RdmaProtocol.Connect connect = RdmaProtocol.Connect.to(remote, handler).withOptions(options.connection())
                     .withPrivateData(options.privateData().toArray());
             connect = options.connectTimeout().map(connect::withTimeout).orElse(connect);
             return options.localAddress().map(connect::withLocalAddress).orElse(connect);
