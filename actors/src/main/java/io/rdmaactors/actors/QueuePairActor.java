@@ -662,8 +662,9 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
      * The spin's next poll. After one that delivered an answer it goes through the dispatcher's
      * queue, so that this mailbox run ends and the handler, scheduled on this thread just before,
      * runs next here (and sends what follows) instead of waiting for the run's remaining polls or
-     * for another thread to wake and take it. A stream's deliveries answer nothing: its polls stay
-     * in this mailbox.
+     * for another thread to wake and take it. On the data path's dispatcher the poll waits on this
+     * thread alone, behind the handler: another thread taking it would keep a second core busy
+     * for one connection. A stream's deliveries answer nothing: its polls stay in this mailbox.
      */
     private void pollAgain() {
         if (answerDelivered) {
@@ -671,7 +672,9 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                 ActorRef<ConnectionCommand> self = getContext().getSelf();
                 pollAgainLater = () -> self.tell(PollAgain.NEXT);
             }
-            getContext().getExecutionContext().execute(pollAgainLater);
+            if (!SpinningExecutor.runAfterQueued(pollAgainLater)) {
+                getContext().getExecutionContext().execute(pollAgainLater);
+            }
         } else {
             getContext().getSelf().tell(PollAgain.NEXT);
         }

@@ -71,6 +71,22 @@ final class SpinningExecutor extends AbstractExecutorService {
         return CURRENT.get() != null;
     }
 
+    /**
+     * Runs {@code task} on the calling thread once the tasks it submitted before have run, waking
+     * no other thread for it and letting none take it: a QP actor's next poll of its spin, behind
+     * the handler it has just told. A second thread would take the poll while this one runs the
+     * handler, and two JVMs on two cores would then keep four threads busy. False, and nothing
+     * done, off a spinning executor's threads.
+     */
+    static boolean runAfterQueued(Runnable task) {
+        Worker self = CURRENT.get();
+        if (self == null) {
+            return false;
+        }
+        self.after.add(task);
+        return true;
+    }
+
     @Override
     public void execute(Runnable task) {
         if (shutdown.get()) {
@@ -136,6 +152,9 @@ final class SpinningExecutor extends AbstractExecutorService {
             for (Runnable r; (r = w.take()) != null; ) {
                 left.add(r);
             }
+            for (Runnable r; (r = w.after.poll()) != null; ) {
+                left.add(r);
+            }
         }
         return left;
     }
@@ -162,6 +181,8 @@ final class SpinningExecutor extends AbstractExecutorService {
         /** Tasks this worker submitted behind {@link #next}: others may take them. */
         final ConcurrentLinkedQueue<Runnable> local = new ConcurrentLinkedQueue<>();
         final AtomicInteger queued = new AtomicInteger();
+        /** Tasks that run on this thread once its queue is empty ({@link #runAfterQueued}); nobody takes them. */
+        final ConcurrentLinkedQueue<Runnable> after = new ConcurrentLinkedQueue<>();
         /** Parked, or about to: the first to clear it unparks the thread. */
         private final AtomicBoolean wakeable = new AtomicBoolean();
 
@@ -201,6 +222,9 @@ final class SpinningExecutor extends AbstractExecutorService {
                 return task;
             }
             task = take();
+            if (task == null) {
+                task = after.poll();
+            }
             if (task == null) {
                 task = shared.poll();
             }

@@ -1,12 +1,14 @@
 package io.rdmaactors.actors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -125,6 +127,35 @@ class SpinningExecutorTest {
         });
         assertTrue(done.await(10, TimeUnit.SECONDS));
         assertEquals(List.of("a", "b", "c", "d"), order);
+    }
+
+    @Test
+    void aTaskRunAfterTheQueuedOnesRunsLastOnItsThreadAndNoOtherTakesIt() throws Exception {
+        // two threads that both may spin: the one out of work takes what it can
+        executor = new SpinningExecutor(2, Duration.ofMillis(5), 2, factory);
+        assertFalse(SpinningExecutor.runAfterQueued(() -> { }), "off the executor's threads nothing is taken");
+        for (int i = 0; i < 200; i++) {
+            List<String> ranOn = Collections.synchronizedList(new ArrayList<>());
+            CountDownLatch done = new CountDownLatch(1);
+            executor.execute(() -> {
+                String submitter = Thread.currentThread().getName();
+                executor.execute(() -> {
+                    sleep(1); // the other thread meanwhile looks for work
+                    ranOn.add("a");
+                });
+                executor.execute(() -> ranOn.add("b"));
+                assertTrue(SpinningExecutor.runAfterQueued(() -> {
+                    ranOn.add(Thread.currentThread().getName().equals(submitter) ? "after, here" : "after, elsewhere");
+                    done.countDown();
+                }));
+                executor.execute(() -> ranOn.add("c"));
+            });
+            assertTrue(done.await(10, TimeUnit.SECONDS));
+            sleep(2); // b or c may still run on the other thread
+            assertEquals(4, ranOn.size(), ranOn.toString());
+            assertTrue(ranOn.contains("after, here"), "only the submitting thread runs it: " + ranOn);
+            assertTrue(ranOn.indexOf("a") < ranOn.indexOf("after, here"), "after what it queued: " + ranOn);
+        }
     }
 
     @Test
