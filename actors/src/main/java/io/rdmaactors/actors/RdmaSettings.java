@@ -4,7 +4,10 @@ import com.typesafe.config.Config;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import org.apache.pekko.actor.LocalActorRef;
+import org.apache.pekko.actor.ActorCell;
+import org.apache.pekko.actor.ActorRefWithCell;
+import org.apache.pekko.actor.Cell;
+import org.apache.pekko.actor.Deploy$;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Props;
 import org.apache.pekko.actor.typed.javadsl.Adapter;
@@ -74,10 +77,21 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
                 ? dispatcherOf(handler) : dispatcher);
     }
 
-    /** The dispatcher a local actor runs on; Pekko's default for anything else. */
+    /**
+     * The dispatcher a local actor runs on; Pekko's default for anything else. A spawned actor's
+     * ref holds its cell; a system or top-level actor's is repointable, and holds a cell only
+     * once the actor started (before that, the props it will start with).
+     */
     private static String dispatcherOf(ActorRef<?> ref) {
-        if (ref != null && Adapter.toClassic(ref) instanceof LocalActorRef local) {
-            return local.underlying().dispatcher().id();
+        if (ref != null && Adapter.toClassic(ref) instanceof ActorRefWithCell withCell) {
+            Cell cell = withCell.underlying();
+            if (cell instanceof ActorCell started) {
+                return started.dispatcher().id();
+            }
+            String named = cell.props().dispatcher();
+            if (!named.equals(Deploy$.MODULE$.DispatcherSameAsParent())) {
+                return named;
+            }
         }
         return Dispatchers.DefaultDispatcherId();
     }

@@ -228,6 +228,10 @@ class SpinningExecutorTest {
                     Rdma.get(testKit.system()).dispatcher());
             assertTrue(threadOf(testKit, settings.dataPath(plain)).contains("pekko.actor.default-dispatcher"));
             assertTrue(threadOf(testKit, settings.dataPath(onDataPath)).contains(RdmaSettings.DATA_PATH_DISPATCHER));
+            // a system actor's too (a library's handler, or a benchmark's)
+            ActorRef<Object> systemOnDataPath = testKit.system().systemActorOf(Behaviors.empty(), "system-on-data-path",
+                    Rdma.get(testKit.system()).dispatcher());
+            assertTrue(threadOf(testKit, settings.dataPath(systemOnDataPath)).contains(RdmaSettings.DATA_PATH_DISPATCHER));
         } finally {
             testKit.shutdownTestKit();
         }
