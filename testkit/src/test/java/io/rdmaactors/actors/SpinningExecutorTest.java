@@ -136,22 +136,29 @@ class SpinningExecutorTest {
         assertFalse(SpinningExecutor.runAfterQueued(() -> { }), "off the executor's threads nothing is taken");
         for (int i = 0; i < 200; i++) {
             List<String> ranOn = Collections.synchronizedList(new ArrayList<>());
-            CountDownLatch done = new CountDownLatch(1);
+            // b or c may run on the other thread, as late as a slow machine lets it
+            CountDownLatch done = new CountDownLatch(4);
             executor.execute(() -> {
                 String submitter = Thread.currentThread().getName();
                 executor.execute(() -> {
                     sleep(1); // the other thread meanwhile looks for work
                     ranOn.add("a");
+                    done.countDown();
                 });
-                executor.execute(() -> ranOn.add("b"));
+                executor.execute(() -> {
+                    ranOn.add("b");
+                    done.countDown();
+                });
                 assertTrue(SpinningExecutor.runAfterQueued(() -> {
                     ranOn.add(Thread.currentThread().getName().equals(submitter) ? "after, here" : "after, elsewhere");
                     done.countDown();
                 }));
-                executor.execute(() -> ranOn.add("c"));
+                executor.execute(() -> {
+                    ranOn.add("c");
+                    done.countDown();
+                });
             });
-            assertTrue(done.await(10, TimeUnit.SECONDS));
-            sleep(2); // b or c may still run on the other thread
+            assertTrue(done.await(10, TimeUnit.SECONDS), ranOn.toString());
             assertEquals(4, ranOn.size(), ranOn.toString());
             assertTrue(ranOn.contains("after, here"), "only the submitting thread runs it: " + ranOn);
             assertTrue(ranOn.indexOf("a") < ranOn.indexOf("after, here"), "after what it queued: " + ranOn);
