@@ -16,6 +16,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
@@ -138,6 +139,7 @@ class SpinningExecutorTest {
             List<String> ranOn = Collections.synchronizedList(new ArrayList<>());
             // b or c may run on the other thread, as late as a slow machine lets it
             CountDownLatch done = new CountDownLatch(4);
+            AtomicBoolean taken = new AtomicBoolean();
             executor.execute(() -> {
                 String submitter = Thread.currentThread().getName();
                 executor.execute(() -> {
@@ -149,7 +151,7 @@ class SpinningExecutorTest {
                     ranOn.add("b");
                     done.countDown();
                 });
-                assertTrue(SpinningExecutor.runAfterQueued(() -> {
+                taken.set(SpinningExecutor.runAfterQueued(() -> {
                     ranOn.add(Thread.currentThread().getName().equals(submitter) ? "after, here" : "after, elsewhere");
                     done.countDown();
                 }));
@@ -158,7 +160,7 @@ class SpinningExecutorTest {
                     done.countDown();
                 });
             });
-            assertTrue(done.await(10, TimeUnit.SECONDS), ranOn.toString());
+            assertTrue(done.await(10, TimeUnit.SECONDS), "taken on a worker thread: " + taken + ", ran: " + ranOn);
             assertEquals(4, ranOn.size(), ranOn.toString());
             assertTrue(ranOn.contains("after, here"), "only the submitting thread runs it: " + ranOn);
             assertTrue(ranOn.indexOf("a") < ranOn.indexOf("after, here"), "after what it queued: " + ranOn);
