@@ -88,8 +88,10 @@ public record RdmaSettings(String fabric, Map<String, String> fabricOptions, int
             if (cell instanceof ActorCell started) {
                 return started.dispatcher().id();
             }
+            // neither "as its parent" nor "none given" names a dispatcher: both start on the default
             String named = cell.props().dispatcher();
-            if (!named.equals(Deploy$.MODULE$.DispatcherSameAsParent())) {
+            if (!named.equals(Deploy$.MODULE$.DispatcherSameAsParent())
+                    && !named.equals(Deploy$.MODULE$.NoDispatcherGiven())) {
                 return named;
             }
         }
