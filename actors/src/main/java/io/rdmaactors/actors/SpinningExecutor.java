@@ -28,8 +28,11 @@ import java.util.concurrent.locks.LockSupport;
  *       parked one unparked.</li>
  *   <li><b>Parallel where there is a backlog.</b> A thread out of work takes from another's queue
  *       only what waits behind that thread's next task, so a chain of messages stays on its
- *       thread and a burst is shared; a thread that queues a second task while nobody spins
- *       unparks one to share it.</li>
+ *       thread and a burst is shared; a thread that queues a third task while nobody spins
+ *       unparks one to share it. One task behind the next is a conversation going on (a QP
+ *       actor's mailbox behind the handler it just told), not a backlog: a second thread taking
+ *       it would keep two cores busy for one connection, and on a machine shared with the peer's
+ *       process make the two processes' four threads take turns on its cores.</li>
  *   <li><b>Bounded waiting.</b> At most {@code spinners} threads spin at once, and a thread parks
  *       for good once its spin ended: an idle executor makes no wake-ups.</li>
  * </ul>
@@ -94,13 +97,12 @@ final class SpinningExecutor extends AbstractExecutorService {
         }
         Worker self = worker(Thread.currentThread());
         if (self != null) {
-            // the worker runs it next; only a backlog is worth another thread
+            // the worker runs it next; only a backlog (two behind the next) is worth another thread
             if (self.next == null && self.queued.get() == 0) {
                 self.next = task;
             } else {
                 self.local.add(task);
-                self.queued.incrementAndGet();
-                if (spinning.get() == 0) {
+                if (self.queued.incrementAndGet() > 1 && spinning.get() == 0) {
                     wakeOne();
                 }
             }

@@ -186,6 +186,30 @@ class SpinningExecutorTest {
     }
 
     @Test
+    void oneTaskBehindTheNextWakesNoOtherThread() throws Exception {
+        // nobody spins: a thread runs only if woken
+        executor = new SpinningExecutor(2, Duration.ZERO, 2, factory);
+        for (int i = 0; i < 20; i++) {
+            awaitAllParked();
+            List<String> ranOn = Collections.synchronizedList(new ArrayList<>());
+            CountDownLatch done = new CountDownLatch(2);
+            executor.execute(() -> {
+                executor.execute(() -> {
+                    sleep(5); // a woken thread would take what waits behind this
+                    ranOn.add(Thread.currentThread().getName());
+                    done.countDown();
+                });
+                executor.execute(() -> {
+                    ranOn.add(Thread.currentThread().getName());
+                    done.countDown();
+                });
+            });
+            assertTrue(done.await(10, TimeUnit.SECONDS));
+            assertEquals(1, Set.copyOf(ranOn).size(), "a conversation stays on its thread: " + ranOn);
+        }
+    }
+
+    @Test
     void anIdleExecutorParksEveryThread() throws Exception {
         executor = new SpinningExecutor(2, Duration.ofMillis(20), 2, factory);
         CountDownLatch done = new CountDownLatch(1000);
@@ -193,12 +217,7 @@ class SpinningExecutorTest {
             executor.execute(done::countDown);
         }
         assertTrue(done.await(10, TimeUnit.SECONDS));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!threads.stream().allMatch(t -> t.getState() == Thread.State.WAITING)) {
-            assertTrue(System.nanoTime() < deadline, "threads still running: "
-                    + threads.stream().map(t -> t.getName() + " " + t.getState()).toList());
-            Thread.sleep(10);
-        }
+        awaitAllParked();
         // and a task still wakes one
         CountDownLatch again = new CountDownLatch(1);
         executor.execute(again::countDown);
@@ -254,6 +273,16 @@ class SpinningExecutorTest {
             return Behaviors.empty();
         }), props);
         return probe.receiveMessage();
+    }
+
+    /** Waits until every thread of the executor is parked. */
+    private void awaitAllParked() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!threads.stream().allMatch(t -> t.getState() == Thread.State.WAITING)) {
+            assertTrue(System.nanoTime() < deadline, "threads still running: "
+                    + threads.stream().map(t -> t.getName() + " " + t.getState()).toList());
+            Thread.sleep(10);
+        }
     }
 
     private static void sleep(long millis) {
