@@ -18,8 +18,14 @@ final class CompletionWait {
     /** At most 2^6 - 1 wake-ups skip their spin after spins that found nothing. */
     private static final int MAX_SKIP_SHIFT = 6;
 
-    /** How long latency mode ({@code rdma-actors.wait = spin}) polls busy after a completion. */
-    static final long LATENCY_SPIN_NANOS = 200_000;
+    /**
+     * How long latency mode ({@code rdma-actors.wait = spin}) polls busy after a completion: longer
+     * than a scheduler's time slice, so that a peer descheduled for one does not end the spin. A
+     * spin that ends re-arms the CQ, and the next message then takes the link's I/O thread and the
+     * completion channel's wake-ups, which delay the peer in turn; at 200 us a ping-pong between
+     * two processes on two cores did that several hundred times a second.
+     */
+    static final long LATENCY_SPIN_NANOS = 2_000_000;
 
     private final long spinNanos;
     private final long yieldNanos;
