@@ -10,6 +10,7 @@ import io.rdmaactors.verbs.EventChannel;
 import io.rdmaactors.verbs.Fabric;
 import io.rdmaactors.verbs.PortSpace;
 import java.io.File;
+import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -175,6 +176,19 @@ public final class BenchSupport {
                 return kind.cast(event);
             }
         }
+    }
+
+    /**
+     * Bytes the JVM's live threads have allocated so far (HotSpot's per-thread counters): what a
+     * piece of work allocates is the difference across it, while no other work runs.
+     */
+    static long allocatedBytes() {
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        long total = 0;
+        for (long bytes : threads.getThreadAllocatedBytes(threads.getAllThreadIds())) {
+            total += Math.max(0, bytes); // -1: the thread ended meanwhile
+        }
+        return total;
     }
 
     static double least(double[] values) {

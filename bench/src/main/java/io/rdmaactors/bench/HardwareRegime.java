@@ -88,6 +88,8 @@ public final class HardwareRegime {
         Series[] actors = {new Series(), new Series()};
         double[] bareRate = new double[rounds];
         double[] actorRate = new double[rounds];
+        double[] bareAllocated = new double[rounds];
+        double[] actorAllocated = new double[rounds];
         try (BarePair bare64 = new BarePair(provider, fabricOptions, address, 64);
              BarePair bare4k = new BarePair(provider, fabricOptions, address, 4096);
              ActorPair actorPair = new ActorPair(config, address)) {
@@ -101,8 +103,14 @@ public final class HardwareRegime {
             }
             for (int round = 0; round < rounds; round++) {
                 for (int s = 0; s < sizes.length; s++) {
+                    long before = BenchSupport.allocatedBytes();
                     bare[s].add(barePairs[s].pingPong(roundTrips));
+                    long between = BenchSupport.allocatedBytes();
                     actors[s].add(actorPair.pingPong(sizes[s], roundTrips));
+                    if (s == 0) {
+                        bareAllocated[round] = (between - before) / (double) roundTrips;
+                        actorAllocated[round] = (BenchSupport.allocatedBytes() - between) / (double) roundTrips;
+                    }
                 }
                 System.out.printf("round %d: 64 B p50 bare %.2f us, actors %.2f us; 4 KiB p50 bare %.2f us, actors"
                                 + " %.2f us%n", round + 1, bare[0].last(0.5), actors[0].last(0.5), bare[1].last(0.5),
@@ -133,6 +141,9 @@ public final class HardwareRegime {
                                 : " MISSED (target <= " + target + "x)"));
             }
         }
+        System.out.printf("allocated per 64 B round trip, both ends: actors %,.0f B [%,.0f-%,.0f], bare %,.0f B%n",
+                BenchSupport.median(actorAllocated), BenchSupport.least(actorAllocated),
+                BenchSupport.best(actorAllocated), BenchSupport.median(bareAllocated));
         double rateA = BenchSupport.median(actorRate);
         double rateB = BenchSupport.median(bareRate);
         System.out.printf("stream 64 B: actors %,.0f msg/s [%,.0f-%,.0f], bare %,.0f msg/s [%,.0f-%,.0f], %.2fx%n",
