@@ -180,15 +180,24 @@ public final class BenchSupport {
 
     /**
      * Bytes the JVM's live threads have allocated so far (HotSpot's per-thread counters): what a
-     * piece of work allocates is the difference across it, while no other work runs.
+     * piece of work allocates is the difference across it, while no other work runs. A thread that
+     * ends meanwhile takes its count along: it reads its own ({@link #allocatedByThisThread}) first.
      */
     static long allocatedBytes() {
-        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         long total = 0;
-        for (long bytes : threads.getThreadAllocatedBytes(threads.getAllThreadIds())) {
+        for (long bytes : threads().getThreadAllocatedBytes(threads().getAllThreadIds())) {
             total += Math.max(0, bytes); // -1: the thread ended meanwhile
         }
         return total;
+    }
+
+    /** Bytes the calling thread has allocated since it started. */
+    static long allocatedByThisThread() {
+        return threads().getCurrentThreadAllocatedBytes();
+    }
+
+    private static com.sun.management.ThreadMXBean threads() {
+        return (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
     }
 
     static double least(double[] values) {

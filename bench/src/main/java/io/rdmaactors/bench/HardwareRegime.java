@@ -108,7 +108,7 @@ public final class HardwareRegime {
                     long between = BenchSupport.allocatedBytes();
                     actors[s].add(actorPair.pingPong(sizes[s], roundTrips));
                     if (s == 0) {
-                        bareAllocated[round] = (between - before) / (double) roundTrips;
+                        bareAllocated[round] = (between - before + barePairs[s].echoAllocated) / (double) roundTrips;
                         actorAllocated[round] = (BenchSupport.allocatedBytes() - between) / (double) roundTrips;
                     }
                 }
@@ -270,6 +270,8 @@ public final class HardwareRegime {
         private final CmId listener;
         private final End client;
         private final End server;
+        /** What the last ping-pong's echo thread allocated; it ends before anybody else can read it. */
+        private volatile long echoAllocated;
 
         BarePair(String provider, Map<String, String> options, String address, int size) throws Exception {
             fabric = Fabric.open(provider, options);
@@ -290,6 +292,7 @@ public final class HardwareRegime {
                     server.awaitReceive();
                     server.postSend(0);
                 }
+                echoAllocated = BenchSupport.allocatedByThisThread();
             }, "bench-echo");
             echo.start();
             for (int i = 0; i < count; i++) {
