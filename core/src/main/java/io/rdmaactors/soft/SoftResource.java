@@ -2,14 +2,17 @@ package io.rdmaactors.soft;
 
 import io.rdmaactors.verbs.ResourceClosedException;
 import io.rdmaactors.verbs.ResourceKind;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /** What every soft resource shares: one ledger entry, idempotent close, typed use-after-close. */
 abstract class SoftResource implements AutoCloseable {
 
     final SoftFabric fabric;
     private final ResourceKind kind;
-    private final AtomicBoolean closed = new AtomicBoolean();
+    /**
+     * Written under the monitor, read on every verb: a field of the resource itself, not an object
+     * of its own that could share a cache line with what another thread writes on each completion.
+     */
+    private volatile boolean closed;
 
     SoftResource(SoftFabric fabric, ResourceKind kind) {
         this.fabric = fabric;
@@ -19,11 +22,11 @@ abstract class SoftResource implements AutoCloseable {
     }
 
     final boolean isClosed() {
-        return closed.get();
+        return closed;
     }
 
     final void checkOpen(String call) {
-        if (closed.get()) {
+        if (closed) {
             throw new ResourceClosedException(call, kind + " is closed");
         }
     }
@@ -38,11 +41,11 @@ abstract class SoftResource implements AutoCloseable {
     @Override
     public void close() {
         synchronized (this) {
-            if (closed.get()) {
+            if (closed) {
                 return;
             }
             checkDestroyable();
-            closed.set(true);
+            closed = true;
         }
         release();
     }
@@ -50,10 +53,10 @@ abstract class SoftResource implements AutoCloseable {
     /** Closes regardless of dependants, for fabric shutdown and device removal. */
     final void forceClose() {
         synchronized (this) {
-            if (closed.get()) {
+            if (closed) {
                 return;
             }
-            closed.set(true);
+            closed = true;
         }
         release();
     }
