@@ -10,78 +10,42 @@ import io.rdmaactors.verbs.InvalidRequestException;
 import io.rdmaactors.verbs.ResourceBusyException;
 import io.rdmaactors.verbs.ResourceKind;
 import io.rdmaactors.verbs.WorkCompletion;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A completion queue. Each entry remembers the QP and send sequence it retires, so polling a send
  * completion frees its send queue slot (and those of the unsignaled sends before it), as the
  * hardware's send queue tail moves on poll.
- *
- * <p>Producers (whoever executes a request or takes its answer) add entries without a lock: the
- * entries form a singly linked list that a producer extends by swapping the tail (Vyukov's
- * multi-producer queue), so a producer never waits for the consumer that busy-polls the same CQ.
- * Pollers take turns under the monitor, as {@code ibv_poll_cq} takes the CQ's lock.
  */
 final class SoftCompletionQueue extends SoftResource implements CompletionQueue {
-
-    private static final class Entry {
-        /** Null once polled: the entry is then the list's head and holds nothing. */
-        WorkCompletion wc;
-        SoftQueuePair qp;
-        final long sendSeq;
-        volatile Entry next;
-
-        Entry(WorkCompletion wc, SoftQueuePair qp, long sendSeq) {
-            this.wc = wc;
-            this.qp = qp;
-            this.sendSeq = sendSeq;
-        }
-    }
-
-    /**
-     * Entries added (counted before they are linked in), in an object of its own: producers write
-     * it and pollers do not, so a poll does not take the line from under the next push.
-     */
-    private static final class Pushed extends AtomicLong {
-        /**
-         * A value {@link #taken} once had, read by producers instead of it: it only grows, so a stale
-         * value overstates the fill, and a producer reads the polled count only when the CQ looks full.
-         */
-        volatile long takenSeen;
-    }
-
-    private static final VarHandle NEXT;
-
-    static {
-        try {
-            NEXT = MethodHandles.lookup().findVarHandle(Entry.class, "next", Entry.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
 
     final SoftDevice device;
     private final SoftCompletionChannel channel;
     private final int capacity;
     private final long handle;
-    /** The last entry polled (the first one a placeholder); written by pollers under the monitor. */
-    private volatile Entry head = new Entry(null, null, -1);
-    private final AtomicReference<Entry> tail = new AtomicReference<>(head);
-    private final Pushed pushed = new Pushed();
-    /** Entries polled; written by pollers under the monitor. */
-    private volatile long taken;
+    /*
+     * The entries, a ring of three parallel arrays (the completion, the QP it retires a send of, and
+     * that send's sequence or -1), grown up to the capacity as the CQ fills: a completion adds no
+     * object of the CQ's own. Guarded by the monitor.
+     */
+    private WorkCompletion[] completions = new WorkCompletion[2];
+    private SoftQueuePair[] retiring = new SoftQueuePair[2];
+    private long[] sendSeqs = new long[2];
+    /** Where the oldest entry is. */
+    private int oldest;
+    /**
+     * How many entries there are, readable without the monitor: a poll of an empty CQ, what a
+     * busy-polling consumer does most, takes no lock, so it never makes the producer wait for it.
+     */
+    private volatile int count;
     private final List<SoftQueuePair> users = new ArrayList<>();
     /** 0: disarmed, 1: next completion, 2: next solicited or error completion. */
-    private final AtomicInteger armed = new AtomicInteger();
-    private volatile boolean overrun;
+    private int armed;
+    private boolean overrun;
     private final AtomicInteger unacked = new AtomicInteger();
     /**
      * Polled by a consumer that did not arm it, with connections on links (TcpLinks.pollerStarted);
@@ -129,57 +93,41 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
      * enter ERR).
      */
     boolean push(WorkCompletion wc, SoftQueuePair qp, long sendSeq, boolean solicited) {
-        if (isClosed()) {
-            return true;
-        }
-        if (overrun || !roomFor(pushed.getAndIncrement())) {
-            overran();
-            return false;
-        }
-        Entry e = new Entry(wc, qp, sendSeq);
-        tail.getAndSet(e).next = e;
-        // after the link, so that a consumer arming now either sees the entry or is fired for it
-        while (true) {
-            int a = armed.get();
-            if (!(a == 1 || (a == 2 && (solicited || !wc.isSuccess())))) {
+        boolean fire;
+        synchronized (this) {
+            if (isClosed()) {
                 return true;
             }
-            if (armed.compareAndSet(a, 0)) {
-                if (channel != null) {
-                    channel.fire(this);
+            if (overrun || count >= capacity) {
+                if (!overrun) {
+                    overrun = true;
+                    device.raise(new AsyncEvent.CqEvent(AsyncEventType.CQ_ERR, handle));
                 }
-                return true;
+                return false;
+            }
+            if (count == completions.length) {
+                grow();
+            }
+            int at = wrap(oldest + count);
+            completions[at] = wc;
+            retiring[at] = qp;
+            sendSeqs[at] = sendSeq;
+            count++;
+            fire = armed == 1 || (armed == 2 && (solicited || !wc.isSuccess()));
+            if (fire) {
+                armed = 0;
             }
         }
-    }
-
-    /** Whether the entry counted as {@code index} (from 0) fits beside those not yet polled. */
-    private boolean roomFor(long index) {
-        if (index - pushed.takenSeen < capacity) {
-            return true;
+        if (fire && channel != null) {
+            channel.fire(this);
         }
-        long now = taken;
-        pushed.takenSeen = now;
-        return index - now < capacity;
-    }
-
-    private synchronized void overran() {
-        if (!overrun) {
-            overrun = true;
-            device.raise(new AsyncEvent.CqEvent(AsyncEventType.CQ_ERR, handle));
-        }
-    }
-
-    /** Nothing to poll; a producer may be about to link an entry in, which the next poll takes. */
-    private boolean isEmpty() {
-        Entry h = head;
-        return h.next == null && tail.get() == h;
+        return true;
     }
 
     @Override
     public int poll(WorkCompletion[] out) {
         checkOpen("ibv_poll_cq");
-        if (isEmpty()) {
+        if (count == 0) {
             TcpLink[] on = links;
             if (on.length > 0) {
                 if (!polling) {
@@ -193,44 +141,52 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
             if (carriesWire) {
                 device.fabric.progressWire();
             }
-            if (isEmpty()) {
+            if (count == 0) {
                 return 0; // a completion pushed meanwhile is taken by the next poll, as from a device's CQ
             }
         }
         synchronized (this) {
-            Entry h = head;
-            int n = 0;
-            while (n < out.length) {
-                Entry next = h.next;
-                if (next == null) {
-                    if (tail.get() == h) {
-                        break;
-                    }
-                    // a producer swapped the tail and is about to link its entry: a few instructions
-                    Thread.onSpinWait();
-                    continue;
+            int n = Math.min(out.length, count);
+            for (int i = 0; i < n; i++) {
+                out[i] = completions[oldest];
+                if (sendSeqs[oldest] >= 0) {
+                    retiring[oldest].requester.retire(sendSeqs[oldest]);
                 }
-                out[n++] = next.wc;
-                if (next.sendSeq >= 0) {
-                    next.qp.requester.retire(next.sendSeq);
-                }
-                next.wc = null;
-                next.qp = null;
-                // unlinked, a polled entry that lived long enough to be promoted cannot keep the
-                // young ones after it alive (the nepotism java.util.concurrent's queues avoid the same way)
-                NEXT.setRelease(h, h);
-                h = next;
+                completions[oldest] = null;
+                retiring[oldest] = null;
+                oldest = wrap(oldest + 1);
             }
-            head = h;
-            taken += n;
+            count -= n;
             return n;
         }
+    }
+
+    private int wrap(int index) {
+        return index < completions.length ? index : index - completions.length;
+    }
+
+    /** Doubles the ring (at most to the capacity), the oldest entry first in the new one. */
+    private void grow() {
+        int size = (int) Math.min((long) completions.length * 2, Math.max(capacity, 2));
+        WorkCompletion[] wcs = new WorkCompletion[size];
+        SoftQueuePair[] qps = new SoftQueuePair[size];
+        long[] seqs = new long[size];
+        for (int i = 0; i < count; i++) {
+            int from = wrap(oldest + i);
+            wcs[i] = completions[from];
+            qps[i] = retiring[from];
+            seqs[i] = sendSeqs[from];
+        }
+        completions = wcs;
+        retiring = qps;
+        sendSeqs = seqs;
+        oldest = 0;
     }
 
     /** An empty poll of an unarmed CQ: its consumer polls on rather than sleep (not the poll that follows an arm). */
     private void startPolling() {
         synchronized (this) {
-            if (polling || armed.get() != 0 || isClosed()) {
+            if (polling || armed != 0 || isClosed()) {
                 return;
             }
             polling = true;
@@ -254,8 +210,12 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
         if (channel == null) {
             throw new InvalidRequestException("ibv_req_notify_cq", "the CQ has no completion channel");
         }
-        // as the kernel does: a solicited-only request does not narrow a next-completion arm
-        armed.updateAndGet(a -> a == 1 || !solicitedOnly ? 1 : 2);
+        synchronized (this) {
+            // as the kernel does: a solicited-only request does not narrow a next-completion arm
+            if (armed != 1) {
+                armed = solicitedOnly ? 2 : 1;
+            }
+        }
         stopPolling();
     }
 
@@ -312,7 +272,11 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
     @Override
     void destroy() {
         synchronized (this) {
-            head = tail.get(); // what was not polled goes with the CQ
+            completions = new WorkCompletion[0];
+            retiring = new SoftQueuePair[0];
+            sendSeqs = new long[0];
+            oldest = 0;
+            count = 0;
         }
         stopPolling();
         if (channel != null) {
