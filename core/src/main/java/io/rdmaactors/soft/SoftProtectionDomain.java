@@ -29,12 +29,14 @@ final class SoftProtectionDomain extends SoftResource implements ProtectionDomai
     /** MRs, MWs, QPs, SRQs and AHs created in this PD and not yet destroyed. */
     final AtomicInteger dependants = new AtomicInteger();
     /**
-     * The regions the last gather and the last scatter found (a connection's send and receive
-     * slots, mostly): the next one with the same lkey skips the device's map and its boxed key.
-     * Checked like any other, so a stale one (deregistered since) is refused all the same.
+     * The regions gathers and scatters found lately, by the low bits of their key: the next one with
+     * the same lkey skips the device's map and its boxed key. A PD that several connections share
+     * (the actors' one per device) alternates between their send slots, so one remembered region
+     * would miss on every message. Read and written without a lock: an entry is a region or null
+     * (its key and bounds are final) and is checked like any other, so a stale one (deregistered
+     * since) is refused all the same.
      */
-    private volatile SoftMemoryRegion lastRead;
-    private volatile SoftMemoryRegion lastWritten;
+    private final SoftMemoryRegion[] recent = new SoftMemoryRegion[8];
 
     SoftProtectionDomain(SoftDevice device) {
         super(device.fabric, ResourceKind.PROTECTION_DOMAIN);
@@ -152,14 +154,11 @@ final class SoftProtectionDomain extends SoftResource implements ProtectionDomai
 
     /** The region an SGE's lkey names, if it is this PD's, covers the SGE and, to be written, grants LOCAL_WRITE. */
     private SoftMemoryRegion localRegion(ScatterGatherElement sge, boolean write) {
-        SoftMemoryRegion mr = write ? lastWritten : lastRead;
+        int slot = sge.lkey() & (recent.length - 1);
+        SoftMemoryRegion mr = recent[slot];
         if (mr == null || mr.lkey() != sge.lkey() || mr.isClosed()) {
             mr = device.memoryRegion(sge.lkey());
-            if (write) {
-                lastWritten = mr;
-            } else {
-                lastRead = mr;
-            }
+            recent[slot] = mr;
         }
         if (mr == null || mr.pd != this || mr.isClosed() || !mr.covers(sge.address(), sge.length())
                 || (write && !mr.access().contains(Access.LOCAL_WRITE))) {
@@ -170,11 +169,9 @@ final class SoftProtectionDomain extends SoftResource implements ProtectionDomai
 
     /** A region deregistered: the lookups' memory of it goes, so it holds no buffer alive. */
     void forget(SoftMemoryRegion mr) {
-        if (lastRead == mr) {
-            lastRead = null;
-        }
-        if (lastWritten == mr) {
-            lastWritten = null;
+        int slot = mr.lkey() & (recent.length - 1);
+        if (recent[slot] == mr) {
+            recent[slot] = null;
         }
     }
 

@@ -369,16 +369,23 @@ final class SoftRequester {
         }
         SoftQueuePair peer = qp.remote;
         if (peer != null && !peer.dropped) {
-            // the request runs after the post returned, as a device runs it: the buffer is the fabric's until the completion
-            fabric.onWire(() -> {
-                if (!peer.dropped && qp.transmits()) {
-                    Packet response = peer.responder.onRequest(p);
-                    if (response != null) {
-                        qp.completer.onResponse(response);
-                    }
-                    peer.responder.responded();
-                }
-            });
+            if (fabric.asyncWire()) {
+                // the request runs after the post returned, as a device runs it: the buffer is the fabric's until the completion
+                fabric.onWire(() -> carry(p, peer));
+            } else {
+                carry(p, peer);
+            }
+        }
+    }
+
+    /** A request meets its responder in this JVM, and the response its completer. */
+    private void carry(Packet p, SoftQueuePair peer) {
+        if (!peer.dropped && qp.transmits()) {
+            Packet response = peer.responder.onRequest(p);
+            if (response != null) {
+                qp.completer.onResponse(response);
+            }
+            peer.responder.responded();
         }
     }
 
