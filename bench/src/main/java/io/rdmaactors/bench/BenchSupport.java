@@ -184,8 +184,9 @@ public final class BenchSupport {
      * ends meanwhile takes its count along: it reads its own ({@link #allocatedByThisThread}) first.
      */
     static long allocatedBytes() {
+        com.sun.management.ThreadMXBean threads = threads();
         long total = 0;
-        for (long bytes : threads().getThreadAllocatedBytes(threads().getAllThreadIds())) {
+        for (long bytes : threads.getThreadAllocatedBytes(threads.getAllThreadIds())) {
             total += Math.max(0, bytes); // -1: the thread ended meanwhile
         }
         return total;
