@@ -7,6 +7,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.Identify;
+import org.apache.pekko.actor.IgnoreActorRef;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.DispatcherSelector;
@@ -86,7 +87,9 @@ public final class Rdma implements Extension {
      * shutdown waits until the handler took that.
      */
     void toldAtShutdown(ActorRef<?> handler) {
-        if (CoordinatedShutdown.get(system).getShutdownReason().isPresent()) {
+        // an ignore ref answers no Identify: waiting for it held the system's end for the whole phase
+        if (CoordinatedShutdown.get(system).getShutdownReason().isPresent()
+                && !IgnoreActorRef.isIgnoreRefPath(handler.path())) {
             toldAtShutdown.add(handler);
         }
     }

@@ -151,6 +151,29 @@ class ShutdownTest {
                 startedByShutdown + " threads started while " + connections + " connections shut down");
     }
 
+    /**
+     * A handler that is {@code system.ignoreRef()} answers nothing: the shutdown does not wait for
+     * it. The phase's timeout is longer than this test waits, so a wait for it fails the test.
+     */
+    @Test
+    void aShutdownDoesNotWaitForAHandlerThatIgnoresEverything() throws Exception {
+        RdmaTestKit kit = RdmaTestKit.create("""
+                pekko.coordinated-shutdown.phases.before-actor-system-terminate.timeout = 120 s
+                pekko.actor.testkit.typed.system-shutdown-default = 150 s
+                """);
+        RdmaTestKit.Listener listener = kit.listen(8);
+        RdmaTestKit.Pair pair = kit.connect(listener);
+        pair.client().tell(new RdmaProtocol.Register(kit.testKit().system().ignoreRef()));
+        pair.client().tell(RdmaProtocol.Send.of(new byte[] {1}, "registered")
+                .withReplyTo(pair.clientEvents().ref()));
+        assertEquals("registered", pair.clientEvents().expectMessageClass(RdmaProtocol.Acked.class, WAIT).token());
+
+        CompletableFuture<Void> closed = CompletableFuture.runAsync(kit::close);
+
+        // before: the shutdown asked the ignore ref for an Identify and waited out the phase
+        closed.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
     private static Behavior<RdmaProtocol.ConnectionEvent> hearing(CompletableFuture<RdmaProtocol.Disconnected> heard) {
         return Behaviors.receiveMessage(e -> {
             if (e instanceof RdmaProtocol.Disconnected d) {
