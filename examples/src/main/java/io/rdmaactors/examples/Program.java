@@ -176,12 +176,17 @@ final class Program {
             Function<Boolean, Behavior<RdmaProtocol.ConnectionEvent>> agent) {
         boolean alone = flags.role() == RdmaFlags.Role.SERVER;
         boolean[] serving = {false};
-        return listener(name, flags, result, 8, false, (ctx, server) -> ctx.spawn(client.apply(server), "client"), (ctx, request) -> {
+        // on the data path's threads, not Pekko's default dispatcher: its 8 threads on a machine of
+        // fewer cores wake one another at each hand-off and wait milliseconds for a core (tuning.md)
+        return listener(name, flags, result, 8, false,
+                (ctx, server) -> ctx.spawn(client.apply(server), "client", Rdma.get(ctx.getSystem()).dispatcher()),
+                (ctx, request) -> {
                     if (serving[0]) {
                         request.connection().tell(new RdmaProtocol.Reject(null));
                     } else {
                         serving[0] = alone;
-                        request.connection().tell(new RdmaProtocol.Accept(ctx.spawnAnonymous(agent.apply(alone)), null));
+                        request.connection().tell(new RdmaProtocol.Accept(ctx.spawnAnonymous(agent.apply(alone),
+                                Rdma.get(ctx.getSystem()).dispatcher()), null));
                     }
                 });
     }
