@@ -52,6 +52,8 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
      * written under the monitor.
      */
     private volatile boolean polling;
+    /** As {@link #polling}, for the wire between QPs of this JVM. */
+    private volatile boolean wirePolling;
     /** The links its QPs' connections run on, progressed by an empty poll; written under the monitor. */
     private volatile TcpLink[] links = new TcpLink[0];
     /** A QP of it has a peer in this JVM and the wire is asynchronous: an empty poll carries the wire. */
@@ -139,7 +141,10 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
                 }
             }
             if (carriesWire) {
-                device.fabric.progressWire();
+                if (!wirePolling) {
+                    startWirePolling();
+                }
+                device.fabric.wire().progress(wirePolling);
             }
             if (count == 0) {
                 return 0; // a completion pushed meanwhile is taken by the next poll, as from a device's CQ
@@ -194,6 +199,17 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
         device.fabric.links.pollerStarted();
     }
 
+    /** As {@link #startPolling}, for the wire between QPs of this JVM: posts need not wake its thread. */
+    private void startWirePolling() {
+        synchronized (this) {
+            if (wirePolling || armed != 0 || isClosed()) {
+                return;
+            }
+            wirePolling = true;
+        }
+        device.fabric.wire().pollerStarted();
+    }
+
     private void stopPolling() {
         synchronized (this) {
             if (!polling) {
@@ -202,6 +218,16 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
             polling = false;
         }
         device.fabric.links.pollerStopped();
+    }
+
+    private void stopWirePolling() {
+        synchronized (this) {
+            if (!wirePolling) {
+                return;
+            }
+            wirePolling = false;
+        }
+        device.fabric.wire().pollerStopped();
     }
 
     @Override
@@ -217,6 +243,7 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
             }
         }
         stopPolling();
+        stopWirePolling();
     }
 
     void eventDelivered() {
@@ -279,6 +306,7 @@ final class SoftCompletionQueue extends SoftResource implements CompletionQueue 
             count = 0;
         }
         stopPolling();
+        stopWirePolling();
         if (channel != null) {
             channel.users.decrementAndGet();
         }

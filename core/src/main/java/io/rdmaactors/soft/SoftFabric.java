@@ -24,16 +24,11 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -62,20 +57,10 @@ public final class SoftFabric implements Fabric {
     /** False with option {@code transport} {@code tcp} or {@code shm}: ids of one JVM meet over a link too, as between processes. */
     final boolean localTransport;
     /**
-     * False with option {@code wire=sync}: a request between QPs of this JVM then runs inside its
-     * post (deterministic, for tests); by default it runs on the wire thread, after the post
-     * returned, as a device executes it.
+     * What carries a request between QPs of this JVM after its post returned, as a device executes
+     * it; null with option {@code wire=sync}, where it runs inside its post (deterministic, for tests).
      */
-    private final boolean asyncWire;
-    /** Started with the first request between QPs of this JVM; under this. */
-    private ExecutorService wire;
-    /** Set under this: the fabric is closing, nothing more is carried. */
-    private volatile boolean wireStopped;
-    /** What the wire carries, in order; its thread or an empty poll takes it (see {@link #progressWire}). */
-    private final Queue<Runnable> onTheWire = new ConcurrentLinkedQueue<>();
-    /** Held by whoever carries what is on the wire: one at a time keeps it in order. */
-    private final Semaphore carrying = new Semaphore(1);
-    private final Runnable carryAll = this::carryAll;
+    private final SoftWire wire;
     final TcpLinks links;
     private final List<SoftDevice> devices = new CopyOnWriteArrayList<>();
     private final ResourceLedger ledger = new ResourceLedger();
@@ -91,7 +76,7 @@ public final class SoftFabric implements Fabric {
         this.timewaitMs = options.timewaitMs();
         this.threadsPrefix = options.threadsPrefix();
         this.localTransport = options.localTransport();
-        this.asyncWire = options.asyncWire();
+        this.wire = options.asyncWire() ? new SoftWire(threadsPrefix + id + "-wire") : null;
         this.timer = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, threadsPrefix + id + "-timer");
             t.setDaemon(true);
@@ -235,7 +220,7 @@ public final class SoftFabric implements Fabric {
      * message must not run inside its sender's lock.
      */
     void carryCm(Runnable delivery) {
-        if (asyncWire) {
+        if (wire != null) {
             onWire(delivery);
         } else {
             execute(delivery);
@@ -247,74 +232,20 @@ public final class SoftFabric implements Fabric {
      * at once with option {@code wire=sync}. Dropped once the fabric closes.
      */
     void onWire(Runnable task) {
-        if (!asyncWire) {
+        if (wire == null) {
             task.run();
             return;
         }
-        ExecutorService w;
-        synchronized (this) {
-            if (wireStopped) {
-                return;
-            }
-            if (wire == null) {
-                wire = Executors.newSingleThreadExecutor(r -> {
-                    Thread t = new Thread(r, threadsPrefix + id + "-wire");
-                    t.setDaemon(true);
-                    return t;
-                });
-            }
-            w = wire;
-        }
-        onTheWire.add(task);
-        try {
-            w.execute(carryAll);
-        } catch (RejectedExecutionException closing) {
-            // the fabric is closing: its QPs flush what they posted
-        }
+        wire.carry(task);
     }
 
-    /** The wire thread: carries what is on the wire, after whoever carries it now. */
-    private void carryAll() {
-        carrying.acquireUninterruptibly();
-        try {
-            carryQueued();
-        } finally {
-            carrying.release();
-        }
-    }
-
-    /**
-     * An empty poll of a CQ whose QPs have peers in this JVM carries what is on the wire, unless
-     * someone else is: a connection that awaits its answer then takes it without waiting for the
-     * wire thread to be woken, which on a busy machine took most of a round trip
-     * (docs/performance.md). A request still runs after its post returned, in order. Never inside
-     * a request it carries: the semaphore is not reentrant.
-     */
-    void progressWire() {
-        if (onTheWire.isEmpty() || !carrying.tryAcquire()) {
-            return;
-        }
-        try {
-            carryQueued();
-        } finally {
-            carrying.release();
-        }
-    }
-
-    private void carryQueued() {
-        Runnable task;
-        while (!wireStopped && (task = onTheWire.poll()) != null) {
-            try {
-                task.run();
-            } catch (RuntimeException e) {
-                // a fault of the fabric's own must not reach the poll that carried it, nor stop the wire
-                log.error("the soft fabric's wire failed to carry a request", e);
-            }
-        }
+    /** The wire between QPs of this JVM, which CQs with such QPs progress; null with {@code wire=sync}. */
+    SoftWire wire() {
+        return wire;
     }
 
     boolean asyncWire() {
-        return asyncWire;
+        return wire != null;
     }
 
     List<SoftCmId> cmIds() {
@@ -388,25 +319,9 @@ public final class SoftFabric implements Fabric {
         if (closed) {
             return;
         }
-        ExecutorService w;
-        synchronized (this) {
-            w = wire;
-            wire = null;
-            wireStopped = true;
-        }
-        if (w != null) {
+        if (wire != null) {
             // the wire stops before the resources go, as a device's engines do: what it did not carry is flushed
-            w.shutdownNow();
-            try {
-                w.awaitTermination(5, TimeUnit.SECONDS);
-                // a poll may be carrying a request: it stops after it
-                if (carrying.tryAcquire(5, TimeUnit.SECONDS)) {
-                    carrying.release();
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            onTheWire.clear();
+            wire.stop();
         }
         List<SoftResource> open = new ArrayList<>(live);
         open.sort(Comparator.comparingInt(SoftFabric::teardownRank));

@@ -25,7 +25,6 @@ import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
@@ -304,23 +303,18 @@ class SoftWireTest {
 
     /**
      * An empty poll of a CQ whose QP has a peer in this JVM carries what is on the wire, so a
-     * connection awaiting its answer does not wait for the wire's thread to be woken: here that
-     * thread is elsewhere, and the Send and its ACK still go, each after its post returned.
+     * connection awaiting its answer does not wait for the wire's thread to be woken: here nothing
+     * wakes that thread (its wake-ups go to a stand-in), and the Send and its ACK still go, each
+     * after its post returned.
      */
     @Test
-    void anEmptyPollCarriesTheWireWhileItsThreadIsElsewhere() throws Exception {
+    void anEmptyPollCarriesTheWireWhileItsThreadSleeps() throws Exception {
         try (Fabric fabric = Fabric.open("soft");
              Loopback loop = Loopback.viaCm(fabric, ConnectionParameters.of(null), ConnectionParameters.of(null))) {
             MemoryRegion received = loop.b.register(8, Access.LOCAL_WRITE);
             MemoryRegion sent = loop.a.register(8);
-            CountDownLatch held = new CountDownLatch(1);
-            CountDownLatch holding = new CountDownLatch(1);
-            wireThread(fabric).execute(() -> {
-                holding.countDown();
-                await(held);
-            });
+            Thread wireThread = sleepingWireThread(fabric);
             try {
-                assertTrue(holding.await(10, TimeUnit.SECONDS), "the wire's thread is elsewhere");
                 loop.b.qp.postReceive(ReceiveWorkRequest.of(1, received.sge()));
                 sent.buffer().putLong(0, 42);
                 loop.a.qp.postSend(SendWorkRequest.send(2, sent.sge()));
@@ -331,16 +325,34 @@ class SoftWireTest {
                 assertEquals(WcStatus.SUCCESS, acked.status());
                 assertEquals(2, acked.wrId());
             } finally {
-                held.countDown();
+                wakeUpFrom(fabric, wireThread);
             }
         }
     }
 
-    /** The thread of the fabric's wire, started by the connection's CM messages. */
-    private static ExecutorService wireThread(Fabric fabric) throws ReflectiveOperationException {
-        Field wire = SoftFabric.class.getDeclaredField("wire");
-        wire.setAccessible(true);
-        return (ExecutorService) wire.get(fabric);
+    /**
+     * Waits until the wire's thread (started by the connection's CM messages) sleeps with nothing
+     * to carry and no poll to look after, then directs its wake-ups to a thread that never runs.
+     */
+    private static Thread sleepingWireThread(Fabric fabric) throws ReflectiveOperationException {
+        SoftWire wire = ((SoftFabric) fabric).wire();
+        Field thread = SoftWire.class.getDeclaredField("thread");
+        thread.setAccessible(true);
+        Thread real = (Thread) thread.get(wire);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (real.getState() != Thread.State.WAITING) {
+            assertTrue(System.nanoTime() < deadline, "the wire's thread sleeps");
+            LockSupport.parkNanos(1_000_000);
+        }
+        thread.set(wire, new Thread(() -> { }));
+        return real;
+    }
+
+    private static void wakeUpFrom(Fabric fabric, Thread real) throws ReflectiveOperationException {
+        Field thread = SoftWire.class.getDeclaredField("thread");
+        thread.setAccessible(true);
+        thread.set(((SoftFabric) fabric).wire(), real);
+        LockSupport.unpark(real);
     }
 
     /** The next completion of {@code cq}, once the wire is free to carry what makes it. */

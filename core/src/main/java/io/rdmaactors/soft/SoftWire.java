@@ -1,0 +1,174 @@
+package io.rdmaactors.soft;
+
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The wire between QPs of one JVM: what a post puts on it runs after the post returned, in order,
+ * one at a time, carried by the wire's thread or by an empty poll of a CQ that waits for it
+ * ({@link #progress}). While a consumer polls an unarmed CQ, its polls carry what is posted and
+ * the thread is not woken for each request: on 2 cores the thread woken per request took a core
+ * from the actors (docs/performance.md). The first post of such a stretch wakes it, and it then
+ * looks every tick (1 ms, doubling up to 8) for a consumer that stopped polling without arming
+ * its CQ, as the links' I/O threads do, until the polls stop.
+ */
+final class SoftWire {
+
+    private static final Logger log = LoggerFactory.getLogger(SoftWire.class);
+    /** A poll this recent, of a CQ still unarmed, counts as a consumer that will carry what is posted. */
+    private static final long POLLED_NANOS = 200_000;
+    /** Pollers write the time of their poll at most this often: posters read a line that seldom moves. */
+    private static final long REFRESH_NANOS = 10_000;
+    private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    private static final long MAX_TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(8);
+
+    private final String threadName;
+    private final Queue<Runnable> onTheWire = new ConcurrentLinkedQueue<>();
+    /** Held by whoever carries what is on the wire: one at a time keeps it in order. */
+    private final Semaphore carrying = new Semaphore(1);
+    /** Started with the first request on the wire; set under this. */
+    private volatile Thread thread;
+    /** CQs that carry the wire polled since they were last armed. */
+    private final AtomicInteger pollers = new AtomicInteger();
+    /** When such a CQ's empty poll last progressed the wire. */
+    private volatile long polledAt;
+    /** The thread parks for a tick at most: a post that a poll will carry need not wake it. */
+    private volatile boolean ticking;
+    private volatile boolean stopped;
+
+    SoftWire(String threadName) {
+        this.threadName = threadName;
+    }
+
+    /** Puts {@code task} on the wire; dropped once the wire stopped. */
+    void carry(Runnable task) {
+        if (stopped) {
+            return;
+        }
+        onTheWire.add(task);
+        Thread t = thread;
+        if (t == null) {
+            t = start();
+        }
+        if (!ticking || !polled()) {
+            LockSupport.unpark(t);
+        }
+    }
+
+    private synchronized Thread start() {
+        if (thread == null && !stopped) {
+            Thread t = new Thread(this::run, threadName);
+            t.setDaemon(true);
+            t.start();
+            thread = t;
+        }
+        return thread;
+    }
+
+    /** A CQ that carries the wire is polled, unarmed: its consumer polls on. */
+    void pollerStarted() {
+        polledAt = System.nanoTime();
+        pollers.incrementAndGet();
+    }
+
+    /** It was armed or destroyed: what came before is the thread's to carry unless others poll on. */
+    void pollerStopped() {
+        pollers.decrementAndGet();
+        if (!onTheWire.isEmpty()) {
+            LockSupport.unpark(thread);
+        }
+    }
+
+    /**
+     * An empty poll of a CQ whose QPs have peers in this JVM carries what is on the wire, unless
+     * someone else is: a connection that awaits its answer then takes it without waiting for the
+     * wire thread to be woken. {@code pollsOn}: the CQ is unarmed, so its consumer polls on (the
+     * poll that follows an arm is its last). Never inside a request it carries: the semaphore is
+     * not reentrant.
+     */
+    void progress(boolean pollsOn) {
+        if (pollsOn) {
+            long now = System.nanoTime();
+            if (now - polledAt >= REFRESH_NANOS) {
+                polledAt = now;
+            }
+        }
+        if (!onTheWire.isEmpty() && carrying.tryAcquire()) {
+            try {
+                carryQueued();
+            } finally {
+                carrying.release();
+            }
+        }
+    }
+
+    private boolean polled() {
+        return pollers.get() > 0 && System.nanoTime() - polledAt < POLLED_NANOS;
+    }
+
+    private void run() {
+        long tick = TICK_NANOS;
+        while (!stopped) {
+            carrying.acquireUninterruptibly();
+            try {
+                carryQueued();
+            } finally {
+                carrying.release();
+            }
+            if (polled()) {
+                ticking = true;
+                LockSupport.parkNanos(this, tick);
+                tick = Math.min(2 * tick, MAX_TICK_NANOS);
+            } else {
+                ticking = false; // before the look at the queue: a post after it sees the flag and wakes it
+                tick = TICK_NANOS;
+                if (onTheWire.isEmpty() && !stopped) {
+                    LockSupport.park(this);
+                }
+            }
+        }
+    }
+
+    private void carryQueued() {
+        Runnable task;
+        while (!stopped && (task = onTheWire.poll()) != null) {
+            try {
+                task.run();
+            } catch (RuntimeException e) {
+                // a fault of the fabric's own must not reach the poll that carried it, nor stop the wire
+                log.error("the soft fabric's wire failed to carry a request", e);
+            }
+        }
+    }
+
+    /**
+     * Stops carrying, as a device's engines stop before its resources go: what was not carried is
+     * dropped, and the QPs flush it. Returns once neither the thread nor a poll carries anything.
+     */
+    void stop() {
+        Thread t;
+        synchronized (this) {
+            stopped = true;
+            t = thread;
+        }
+        try {
+            if (t != null) {
+                LockSupport.unpark(t);
+                t.join(TimeUnit.SECONDS.toMillis(5));
+            }
+            // a poll may be carrying a request: it stops after it
+            if (carrying.tryAcquire(5, TimeUnit.SECONDS)) {
+                carrying.release();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        onTheWire.clear();
+    }
+}
