@@ -32,8 +32,6 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The software RDMA fabric: devices with two ports each, in-memory transport between QPs of this
@@ -41,7 +39,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class SoftFabric implements Fabric {
 
-    private static final Logger log = LoggerFactory.getLogger(SoftFabric.class);
 
     private static final AtomicInteger INSTANCES = new AtomicInteger();
     /** librdmacm's Q_Key for UD ids ({@code RDMA_UDP_QKEY}). */
