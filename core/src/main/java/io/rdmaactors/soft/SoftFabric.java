@@ -39,7 +39,6 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class SoftFabric implements Fabric {
 
-
     private static final AtomicInteger INSTANCES = new AtomicInteger();
     /** librdmacm's Q_Key for UD ids ({@code RDMA_UDP_QKEY}). */
     static final int UDP_QKEY = 0x01234567;
