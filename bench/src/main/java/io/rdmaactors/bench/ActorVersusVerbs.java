@@ -82,9 +82,12 @@ public final class ActorVersusVerbs {
             }
         }
         // each round runs both sides back to back: the median of the per-round ratios cancels drift
+        double rtt = BenchSupport.pairedRatio(actorRtt, verbsRtt);
+        double rate = BenchSupport.pairedRatio(actorRate, verbsRate);
         System.out.printf("SUMMARY ActorVersusVerbs: median of %d paired rounds: ping-pong round trip actors/verbs"
-                + " = %.2fx (target <= 1.3x); streaming actors/verbs = %.2fx (target >= 0.9x)%n", rounds,
-                BenchSupport.pairedRatio(actorRtt, verbsRtt), BenchSupport.pairedRatio(actorRate, verbsRate));
+                + " = %.2fx%s; streaming actors/verbs = %.2fx%s%n", rounds,
+                rtt, rtt <= 1.3 ? " (<= 1.3x)" : " MISSED (target <= 1.3x)",
+                rate, rate >= 0.9 ? " (>= 0.9x)" : " MISSED (target >= 0.9x)");
     }
 
     // ------------------------------------------------------------------ the bare SPI
