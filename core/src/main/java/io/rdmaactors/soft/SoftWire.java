@@ -77,7 +77,10 @@ final class SoftWire {
         pollers.incrementAndGet();
     }
 
-    /** It was armed or destroyed: what came before is the thread's to carry unless others poll on. */
+    /**
+     * It was armed or destroyed: the thread is woken for what is on the wire now, which a post
+     * after this poller's last poll may have left to it (others that poll on may carry it first).
+     */
     void pollerStopped() {
         pollers.decrementAndGet();
         if (!onTheWire.isEmpty()) {

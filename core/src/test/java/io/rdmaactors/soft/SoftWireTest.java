@@ -336,8 +336,7 @@ class SoftWireTest {
      */
     private static Thread sleepingWireThread(Fabric fabric) throws ReflectiveOperationException {
         SoftWire wire = ((SoftFabric) fabric).wire();
-        Field thread = SoftWire.class.getDeclaredField("thread");
-        thread.setAccessible(true);
+        Field thread = wireThreadField();
         Thread real = (Thread) thread.get(wire);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (real.getState() != Thread.State.WAITING) {
@@ -349,10 +348,14 @@ class SoftWireTest {
     }
 
     private static void wakeUpFrom(Fabric fabric, Thread real) throws ReflectiveOperationException {
+        wireThreadField().set(((SoftFabric) fabric).wire(), real);
+        LockSupport.unpark(real);
+    }
+
+    private static Field wireThreadField() throws ReflectiveOperationException {
         Field thread = SoftWire.class.getDeclaredField("thread");
         thread.setAccessible(true);
-        thread.set(((SoftFabric) fabric).wire(), real);
-        LockSupport.unpark(real);
+        return thread;
     }
 
     /** The next completion of {@code cq}, once the wire is free to carry what makes it. */
