@@ -39,6 +39,8 @@ final class SoftDevice implements Device {
     private final AtomicInteger nextQpn = new AtomicInteger(0x11);
     /** Keys and addresses a peer must not guess: it may touch only what it was told of. */
     private final SecureRandom random = new SecureRandom();
+    /** Regions registered so far (under {@code windows}): the low bits of the next key. */
+    private int registrations;
     private final AtomicLong nextAddress;
     /** Serialises atomics that target this device's memory, as the HCA does. */
     final Object atomicLock = new Object();
@@ -164,14 +166,17 @@ final class SoftDevice implements Device {
     }
 
     /**
-     * A fresh random key, never 0, never one in use and never one a memory window's index claims;
-     * lkey and rkey are the same value, as on most HCAs.
+     * A fresh key, never 0, never one in use and never one a memory window's index claims; lkey and
+     * rkey are the same value, as on most HCAs. Random but for its low bits, which count the
+     * registrations (as an HCA's key holds its region's index), so that regions registered one
+     * after the other take different entries of their PD's lookup ({@link SoftProtectionDomain}).
      */
     int register(SoftMemoryRegion mr) {
         synchronized (windows) {
+            int low = registrations++ & SoftProtectionDomain.RECENT_MASK;
             int key;
             do {
-                key = random.nextInt();
+                key = random.nextInt() & ~SoftProtectionDomain.RECENT_MASK | low;
             } while (key == 0 || windows.containsKey(key >>> 8) || keys.putIfAbsent(key, mr) != null);
             return key;
         }

@@ -36,7 +36,9 @@ final class SoftProtectionDomain extends SoftResource implements ProtectionDomai
      * (its key and bounds are final) and is checked like any other, so a stale one (deregistered
      * since) is refused all the same.
      */
-    private final SoftMemoryRegion[] recent = new SoftMemoryRegion[8];
+    private final SoftMemoryRegion[] recent = new SoftMemoryRegion[RECENT_MASK + 1];
+    /** The key bits that index {@link #recent}: the device counts them up ({@link SoftDevice#register}). */
+    static final int RECENT_MASK = 63;
 
     SoftProtectionDomain(SoftDevice device) {
         super(device.fabric, ResourceKind.PROTECTION_DOMAIN);

@@ -69,6 +69,25 @@ class SoftFabricTest {
         }
     }
 
+    /**
+     * Regions registered one after the other differ in the key bits that index their PD's lookup,
+     * so that a gather alternating between them (a shared PD's send slots) does not miss on each.
+     */
+    @Test
+    void regionsRegisteredInTurnTakeDifferentLookupEntries() {
+        try (Fabric fabric = Fabric.open("soft"); ProtectionDomain pd = fabric.devices().get(0)
+                .allocateProtectionDomain()) {
+            List<MemoryRegion> regions = new ArrayList<>();
+            Set<Integer> entries = new HashSet<>();
+            for (int i = 0; i <= SoftProtectionDomain.RECENT_MASK; i++) {
+                MemoryRegion r = pd.register(ByteBuffer.allocateDirect(100), Set.of(Access.LOCAL_WRITE));
+                regions.add(r);
+                assertTrue(entries.add(r.lkey() & SoftProtectionDomain.RECENT_MASK), "entry taken twice: " + entries);
+            }
+            regions.forEach(MemoryRegion::close);
+        }
+    }
+
     @Test
     void devicesAndPortsFollowTheDocumentedAddressing() {
         try (Fabric fabric = Fabric.open("soft", Map.of("devices", "2"))) {
