@@ -730,13 +730,13 @@ public final class TcpLink implements LinkSelector.Handler {
             dispatching = Thread.currentThread();
         }
         try {
-            if (shared != null && !in.hasRemaining()) {
-                RingTurn turn = readRing();
-                if (turn != RingTurn.COPY) {
-                    return turn == RingTurn.DRAINED;
-                }
-            }
             for (int reads = 0; reads < READS_PER_TURN && !closed; reads++) {
+                if (shared != null && !in.hasRemaining()) {
+                    RingTurn turn = readRing();
+                    if (turn != RingTurn.COPY) {
+                        return turn == RingTurn.DRAINED;
+                    }
+                }
                 int from = in.position();
                 if (in.capacity() - in.limit() < TAIL) {
                     in.compact().flip();
@@ -745,7 +745,10 @@ public final class TcpLink implements LinkSelector.Handler {
                 // into the tail: what was not parsed yet stays where it is, not copied at every read
                 int received = in.limit();
                 int room = in.capacity() - received;
-                in.limit(in.capacity()).position(received);
+                // from the ring, only the frame that could not be parsed where it lies (it wraps, or
+                // is not all written yet): the frames behind it are, once it is parsed
+                int limit = shared == null ? in.capacity() : received + Math.min(room, toFrameEnd(received - from));
+                in.limit(limit).position(received);
                 int n;
                 try {
                     n = readIn();
@@ -806,6 +809,14 @@ public final class TcpLink implements LinkSelector.Handler {
         if (mine) {
             flush();
         }
+    }
+
+    /**
+     * The bytes that complete the frame whose first {@code pending} bytes the input buffer holds:
+     * the rest of its length word first, then the rest of its body (its length checked by parse).
+     */
+    private int toFrameEnd(int pending) {
+        return pending < 4 ? 4 - pending : 4 + in.getInt(in.position()) - pending;
     }
 
     /** How a turn of frames read where they lie ended. */
