@@ -3,6 +3,7 @@ package io.rdmaactors.soft.link;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
+import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
@@ -113,6 +114,7 @@ public final class LinkSharedMemory {
             return null;
         }
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            reserve(channel, size(ringBytes));
             MappedByteBuffer memory = channel.map(FileChannel.MapMode.READ_WRITE, 0, size(ringBytes));
             LinkSharedMemory shared = new LinkSharedMemory(memory, ringBytes, true);
             // nobody reads yet: the first frame each way rings its reader's doorbell
@@ -120,9 +122,21 @@ public final class LinkSharedMemory {
             shared.toConnector.armReader();
             return new Offered(new Offer(pid, id, ringBytes), file, shared);
         } catch (IOException | RuntimeException e) {
-            log.debug("no shared memory for a link: {}", e.toString());
+            log.warn("no shared memory for a link ({}): it goes over TCP", e.toString());
             delete(file);
             return null;
+        }
+    }
+
+    /**
+     * Writes the whole file, so that its memory is taken now. A mapped page that the file system
+     * has no room for (a full {@code /dev/shm}) faults at its first write, in the middle of a frame;
+     * here the write fails instead, and the link goes over TCP.
+     */
+    private static void reserve(FileChannel channel, long size) throws IOException {
+        ByteBuffer zeros = ByteBuffer.allocate((int) Math.min(size, 64 << 10));
+        for (long at = 0; at < size; ) {
+            at += channel.write(zeros.clear().limit((int) Math.min(zeros.capacity(), size - at)), at);
         }
     }
 
