@@ -221,6 +221,27 @@ class LinkRingTest {
         assertNull(LinkSharedMemory.open(offered.offer()), "an offer is taken once");
     }
 
+    /**
+     * The file's memory is taken when it is made, not at a ring's first write into each page: a
+     * file system with no room left then fails the link's making (it goes over TCP) instead of
+     * faulting a write in the middle of a frame.
+     */
+    @Test
+    void theFileTakesItsMemoryWhenItIsMade() throws Exception {
+        int ring = 1 << 20;
+        LinkSharedMemory.Offered offered = LinkSharedMemory.create(ring);
+        assertNotNull(offered);
+        try {
+            Process stat = new ProcessBuilder("stat", "-c", "%b %B", offered.file().toString()).start();
+            String[] blocks = new String(stat.getInputStream().readAllBytes()).trim().split(" ");
+            assertTrue(stat.waitFor(10, TimeUnit.SECONDS));
+            long allocated = Long.parseLong(blocks[0]) * Long.parseLong(blocks[1]);
+            assertTrue(allocated >= 2L * ring, allocated + " bytes allocated to a file of two " + ring + "-byte rings");
+        } finally {
+            offered.unlink();
+        }
+    }
+
     @Test
     void anOfferNamingAnotherSizeOrNoFileIsRefused() {
         LinkSharedMemory.Offered offered = LinkSharedMemory.create(CAPACITY);
