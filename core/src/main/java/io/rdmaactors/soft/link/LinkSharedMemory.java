@@ -2,6 +2,7 @@ package io.rdmaactors.soft.link;
 
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
@@ -100,8 +101,11 @@ public final class LinkSharedMemory {
         }
     }
 
-    /** The connecting side: a new file to offer, or null where none can be made (the link is TCP then). */
-    public static Offered create(int ringBytes) {
+    /**
+     * The connecting side of the link to {@code peer}: a new file to offer, or null where none can
+     * be made (the link is TCP then).
+     */
+    public static Offered create(int ringBytes, InetSocketAddress peer) {
         sweep();
         byte[] id = new byte[16];
         RANDOM.nextBytes(id);
@@ -110,7 +114,7 @@ public final class LinkSharedMemory {
         try {
             Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         } catch (IOException | UnsupportedOperationException e) {
-            log.debug("no shared memory for a link: {}", e.toString());
+            log.debug("no shared memory for the link to {}: {}", peer, e.toString());
             return null;
         }
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
@@ -122,7 +126,7 @@ public final class LinkSharedMemory {
             shared.toConnector.armReader();
             return new Offered(new Offer(pid, id, ringBytes), file, shared);
         } catch (IOException | RuntimeException e) {
-            log.warn("no shared memory for a link ({}): it goes over TCP", e.toString());
+            log.warn("no shared memory for the link to {} ({}): it goes over TCP", peer, e.toString());
             delete(file);
             return null;
         }

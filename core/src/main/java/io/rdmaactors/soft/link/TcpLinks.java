@@ -143,7 +143,7 @@ public final class TcpLinks {
             channel.socket().connect(to, timeoutMs);
             channel.socket().setSoTimeout(timeoutMs);
             if (sharedMemory && to.getAddress() != null && LinkSharedMemory.onThisHost(to.getAddress())) {
-                offered = LinkSharedMemory.create(ringBytes);
+                offered = LinkSharedMemory.create(ringBytes, to);
             }
             boolean taken = LinkHandshake.connect(channel, secret(), offered == null ? null : offered.offer());
             channel.configureBlocking(false);

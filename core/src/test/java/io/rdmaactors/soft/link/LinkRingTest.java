@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,6 +28,8 @@ import org.junit.jupiter.api.Test;
 class LinkRingTest {
 
     private static final int CAPACITY = 4096;
+    /** The listener a link's file would be offered to, named in what is logged. */
+    private static final InetSocketAddress PEER = new InetSocketAddress(InetAddress.getLoopbackAddress(), 7174);
 
     private static LinkRing ring(ByteBuffer memory) {
         return new LinkRing(memory);
@@ -205,7 +209,7 @@ class LinkRingTest {
 
     @Test
     void theFileIsGoneOnceBothSidesMappedIt() {
-        LinkSharedMemory.Offered offered = LinkSharedMemory.create(CAPACITY);
+        LinkSharedMemory.Offered offered = LinkSharedMemory.create(CAPACITY, PEER);
         assertNotNull(offered, "this host has a place for shared memory");
         assertTrue(Files.exists(offered.file()));
         LinkSharedMemory accepted = LinkSharedMemory.open(offered.offer());
@@ -229,7 +233,7 @@ class LinkRingTest {
     @Test
     void theFileTakesItsMemoryWhenItIsMade() throws Exception {
         int ring = 1 << 20;
-        LinkSharedMemory.Offered offered = LinkSharedMemory.create(ring);
+        LinkSharedMemory.Offered offered = LinkSharedMemory.create(ring, PEER);
         assertNotNull(offered);
         try {
             Process stat = new ProcessBuilder("stat", "-c", "%b %B", offered.file().toString()).start();
@@ -244,7 +248,7 @@ class LinkRingTest {
 
     @Test
     void anOfferNamingAnotherSizeOrNoFileIsRefused() {
-        LinkSharedMemory.Offered offered = LinkSharedMemory.create(CAPACITY);
+        LinkSharedMemory.Offered offered = LinkSharedMemory.create(CAPACITY, PEER);
         assertNotNull(offered);
         LinkSharedMemory.Offer offer = offered.offer();
         assertNull(LinkSharedMemory.open(new LinkSharedMemory.Offer(offer.pid(), offer.id(), 2 * CAPACITY)),
@@ -259,14 +263,14 @@ class LinkRingTest {
     void theFileOfAProcessThatDiedInItsHandshakeIsDeletedByTheNext() throws Exception {
         Process gone = new ProcessBuilder("true").start();
         assertTrue(gone.waitFor(10, TimeUnit.SECONDS));
-        LinkSharedMemory.Offered offered = LinkSharedMemory.create(CAPACITY);
+        LinkSharedMemory.Offered offered = LinkSharedMemory.create(CAPACITY, PEER);
         assertNotNull(offered);
         Path stale = offered.file().resolveSibling("rdma-actors-link-" + gone.pid() + "-"
                 + HexFormat.of().formatHex(new byte[16]));
         Files.write(stale, new byte[1]);
         offered.unlink();
         try {
-            LinkSharedMemory.Offered next = LinkSharedMemory.create(CAPACITY);
+            LinkSharedMemory.Offered next = LinkSharedMemory.create(CAPACITY, PEER);
             assertNotNull(next);
             next.unlink();
             assertFalse(Files.exists(stale), "its creator is no longer running");
