@@ -664,10 +664,14 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
      * runs next here (and sends what follows) instead of waiting for the run's remaining polls or
      * for another thread to wake and take it. On the data path's dispatcher the poll waits on this
      * thread alone, behind the handler: another thread taking it would keep a second core busy
-     * for one connection. A stream's deliveries answer nothing: its polls stay in this mailbox.
+     * for one connection. It waits there too whenever other tasks wait on this thread: a peer's
+     * QP actor in this process, whose request a poll carried on the wire, would otherwise wait for
+     * the run's remaining polls, or be taken by a second thread that then parks between round
+     * trips. A stream's deliveries answer nothing: its polls stay in this mailbox unless other
+     * work waits.
      */
     private void pollAgain() {
-        if (answerDelivered) {
+        if (answerDelivered || SpinningExecutor.workWaiting()) {
             if (pollAgainLater == null) {
                 ActorRef<ConnectionCommand> self = getContext().getSelf();
                 pollAgainLater = () -> self.tell(PollAgain.NEXT);

@@ -90,6 +90,17 @@ final class SpinningExecutor extends AbstractExecutorService {
         return true;
     }
 
+    /**
+     * Whether tasks wait to run next on the calling thread, a spinning executor's: a spin's next
+     * poll then goes behind them ({@link #runAfterQueued}), since what they are (a peer's actor in
+     * this process that the poll's work on the wire made runnable, or a handler) is what the spin
+     * waits for. False off a spinning executor's threads.
+     */
+    static boolean workWaiting() {
+        Worker self = CURRENT.get();
+        return self != null && (self.next != null || self.queued.get() > 0);
+    }
+
     @Override
     public void execute(Runnable task) {
         if (shutdown.get()) {

@@ -28,9 +28,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The data path's executor: every task runs once however it was submitted, a worker's own in the
- * order it submitted them, a chain of tasks stays on its thread, a backlog is shared, an idle
- * executor parks all its threads, and shutdown ends them; a data path actor runs on its handler's
- * dispatcher.
+ * order it submitted them, a chain of tasks stays on its thread, a worker sees what waits on it,
+ * a backlog is shared, an idle executor parks all its threads, and shutdown ends them; a data path
+ * actor runs on its handler's dispatcher.
  */
 class SpinningExecutorTest {
 
@@ -165,6 +165,25 @@ class SpinningExecutorTest {
             assertTrue(ranOn.contains("after, here"), "only the submitting thread runs it: " + ranOn);
             assertTrue(ranOn.indexOf("a") < ranOn.indexOf("after, here"), "after what it queued: " + ranOn);
         }
+    }
+
+    @Test
+    void aWorkerSeesTheTasksWaitingToRunOnItsThread() throws Exception {
+        // one thread: nobody takes what waits on it
+        executor = new SpinningExecutor(1, Duration.ZERO, 0, factory);
+        assertFalse(SpinningExecutor.workWaiting(), "off the executor's threads nothing waits");
+        List<Boolean> seen = Collections.synchronizedList(new ArrayList<>());
+        CountDownLatch done = new CountDownLatch(1);
+        executor.execute(() -> {
+            seen.add(SpinningExecutor.workWaiting());
+            executor.execute(() -> {
+                seen.add(SpinningExecutor.workWaiting());
+                done.countDown();
+            });
+            seen.add(SpinningExecutor.workWaiting());
+        });
+        await(done);
+        assertEquals(List.of(false, true, false), seen, "nothing, the task it submitted, nothing once that ran");
     }
 
     @Test
