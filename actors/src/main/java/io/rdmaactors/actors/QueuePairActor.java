@@ -109,8 +109,8 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
     /** The send slots, what each outstanding request carries, and the write queue. */
     private final SendQueue sends;
     private final int maxMessageSize;
-    /** Deregistrations asked for, waiting for the commands using their regions to complete; made at the first. */
-    private List<RdmaProtocol.DeregisterMemory> deregistrations;
+    /** Memory the handler registered, and its deregistrations waiting for the commands using it. */
+    private final LocalRegions regions;
     /** Memory registered for large Sends both ways, deregistered when each is through or the connection ends. */
     private final RendezvousRegions rendezvous;
     /** The first error completion other than a flush: it decides how the connection ended. */
@@ -185,6 +185,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                 : new CompletionWait(settings.completionSpin().toNanos(), settings.completionYield().toNanos());
         this.sends = new SendQueue(buffers.send, settings.writeQueue());
         this.rendezvous = new RendezvousRegions(buffers.pd, buffers.sharesDomain());
+        this.regions = new LocalRegions(buffers);
         this.maxMessageSize = settings.maxMessageSize();
         this.receives = new ReceiveQueue(qp, buffers, settings);
         this.completions = completions;
@@ -266,7 +267,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             return this;
         }
         if (m instanceof RdmaProtocol.RegisterMemory r) {
-            onRegisterMemory(r);
+            regions.register(r);
             return this;
         }
         if (m instanceof RdmaProtocol.DeregisterMemory d) {
@@ -364,8 +365,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
             answer(command, new CommandFailed(command, new ConnectionClosed("the connection is closing")));
             return false;
         }
-        LocalRegion.Slice registered = registeredSlice(command);
-        RuntimeException refused = registered != null ? refusal(command, registered.region()) : null;
+        RuntimeException refused = regions.refusal(command);
         if (refused != null) {
             answer(command, new CommandFailed(command, refused));
             return false;
@@ -550,11 +550,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         sends.drain().forEach(item -> fail(item, new ConnectionClosed(why)));
         rendezvous.outstanding().forEach(large -> fail(large, new ConnectionClosed(why)));
         rendezvous.close();
-        // the QP's end deregisters them with its buffers, after the QP is gone
-        if (deregistrations != null) {
-            deregistrations.forEach(d -> d.replyTo().tell(new RdmaProtocol.MemoryDeregistered(d.region())));
-            deregistrations.clear();
-        }
+        regions.connectionEnded();
     }
 
     private void checkMessageSize(RdmaProtocol.Send send) {
@@ -745,92 +741,20 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                 c.swap(), buffers.send.sge(slot, 8));
     }
 
-    /** Local access only: Sends and Writes read the memory, Reads write it. */
-    private void onRegisterMemory(RdmaProtocol.RegisterMemory r) {
-        try {
-            MemoryRegion memory = buffers.pd.register(r.buffer());
-            buffers.local.add(memory);
-            r.replyTo().tell(new RdmaProtocol.MemoryRegistered(new LocalRegion(memory, buffers, false)));
-        } catch (RuntimeException e) {
-            r.replyTo().tell(new CommandFailed(r, e));
-        }
-    }
-
     /** Commands using the region told before this are posted first; it is deregistered once none is outstanding. */
     private void onDeregisterMemory(RdmaProtocol.DeregisterMemory d) {
-        LocalRegion region = d.region();
-        RuntimeException refused = refusal(d, region);
+        RuntimeException refused = regions.refusal(d, d.region());
         if (refused != null) {
             d.replyTo().tell(new CommandFailed(d, refused));
             return;
         }
         flush();
-        region.deregistering = true;
-        if (deregistrations == null) {
-            deregistrations = new ArrayList<>(1);
-        }
-        deregistrations.add(d);
+        regions.deregisterWhenUnused(d);
         deregisterUnused();
     }
 
-    /** Deregisters each region asked for that no command waiting or outstanding still uses. */
     private void deregisterUnused() {
-        if (deregistrations == null || deregistrations.isEmpty()) {
-            return;
-        }
-        deregistrations.removeIf(d -> {
-            LocalRegion region = d.region();
-            if (sends.any(item -> uses(item, region)) || rendezvous.anyAnnounced(l -> uses(l, region))) {
-                return false;
-            }
-            buffers.local.remove(region.memory);
-            region.memory.close();
-            d.replyTo().tell(new RdmaProtocol.MemoryDeregistered(region));
-            return true;
-        });
-    }
-
-    private static boolean uses(Object item, LocalRegion region) {
-        LocalRegion.Slice used = registeredSlice(item);
-        return used != null && used.region() == region;
-    }
-
-    /**
-     * The registered memory a Send (a large one too, which the peer reads from there) or Write is
-     * from, or a Read is into; null for any other.
-     */
-    private static LocalRegion.Slice registeredSlice(Object item) {
-        if (item instanceof RdmaProtocol.Send s) {
-            return s.from();
-        }
-        if (item instanceof LargeSend l) {
-            return l.send().from();
-        }
-        if (item instanceof RdmaProtocol.Write w) {
-            return w.from();
-        }
-        return item instanceof RdmaProtocol.Read r ? r.into() : null;
-    }
-
-    /**
-     * Why {@code command} (a data command, or a DeregisterMemory) may not use {@code region}, or
-     * null: it must be this connection's; its receive buffers are only sent or written from; and
-     * a region being deregistered takes nothing more.
-     */
-    private RuntimeException refusal(Object command, LocalRegion region) {
-        if (region.owner != buffers) {
-            return new IllegalArgumentException(region + " was registered on another connection");
-        }
-        if (region.receiveBuffers && !(command instanceof RdmaProtocol.Send || command instanceof RdmaProtocol.Write)) {
-            return new IllegalArgumentException(region + " is the connection's receive buffers: a Send or Write may"
-                    + " go on from them, nothing more");
-        }
-        if (!region.deregistering) {
-            return null;
-        }
-        return command instanceof RdmaProtocol.DeregisterMemory
-                ? new IllegalArgumentException(region + " is already being deregistered")
-                : new IllegalStateException(region + " is being deregistered");
+        regions.deregisterUnused(sends, rendezvous);
     }
 
     /** The one copy a send makes: every part of the ByteString into its registered slot. */
