@@ -13,11 +13,16 @@ import java.util.List;
 final class LocalRegions {
 
     private final ConnectionBuffers buffers;
+    /** What the connection posted or announced: a region they use is not deregistered yet. */
+    private final SendQueue sends;
+    private final RendezvousRegions rendezvous;
     /** Deregistrations asked for, waiting for the commands using their regions to complete; made at the first. */
     private List<RdmaProtocol.DeregisterMemory> deregistrations;
 
-    LocalRegions(ConnectionBuffers buffers) {
+    LocalRegions(ConnectionBuffers buffers, SendQueue sends, RendezvousRegions rendezvous) {
         this.buffers = buffers;
+        this.sends = sends;
+        this.rendezvous = rendezvous;
     }
 
     /** Local access only: Sends and Writes read the memory, Reads write it. */
@@ -68,7 +73,7 @@ final class LocalRegions {
     }
 
     /** Deregisters each region asked for that no command waiting or outstanding still uses. */
-    void deregisterUnused(SendQueue sends, RendezvousRegions rendezvous) {
+    void deregisterUnused() {
         if (deregistrations == null || deregistrations.isEmpty()) {
             return;
         }

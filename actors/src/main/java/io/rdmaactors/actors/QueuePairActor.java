@@ -185,7 +185,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                 : new CompletionWait(settings.completionSpin().toNanos(), settings.completionYield().toNanos());
         this.sends = new SendQueue(buffers.send, settings.writeQueue());
         this.rendezvous = new RendezvousRegions(buffers.pd, buffers.sharesDomain());
-        this.regions = new LocalRegions(buffers);
+        this.regions = new LocalRegions(buffers, sends, rendezvous);
         this.maxMessageSize = settings.maxMessageSize();
         this.receives = new ReceiveQueue(qp, buffers, settings);
         this.completions = completions;
@@ -501,7 +501,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                 from = count;
             }
         }
-        deregisterUnused(); // a Send that failed to post may have been the last from its region
+        regions.deregisterUnused(); // a Send that failed to post may have been the last from its region
     }
 
     private void refuseFull(DataCommand command) {
@@ -750,11 +750,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         }
         flush();
         regions.deregisterWhenUnused(d);
-        deregisterUnused();
-    }
-
-    private void deregisterUnused() {
-        regions.deregisterUnused(sends, rendezvous);
+        regions.deregisterUnused();
     }
 
     /** The one copy a send makes: every part of the ByteString into its registered slot. */
@@ -799,7 +795,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
         repostReceives();
         growReceives(received);
         postQueued();
-        deregisterUnused();
+        regions.deregisterUnused();
         resumeWhenRoom();
         reportQuiesced();
         return total;
@@ -956,7 +952,7 @@ final class QueuePairActor extends OnMessageBehavior<ConnectionCommand> {
                 if (large.send().ack() != null) {
                     answer(large.send(), new RdmaProtocol.Acked(large.send().ack()));
                 }
-                deregisterUnused(); // it may have been the last use of its registered memory
+                regions.deregisterUnused(); // it may have been the last use of its registered memory
             }
         }
     }
