@@ -78,7 +78,7 @@ final class SoftQueuePair extends SoftResource implements QueuePair {
     volatile boolean dropped;
     private volatile int failNextPostErrno;
 
-    final ReentrantLock sendLock = new ReentrantLock();
+    final ReentrantLock sendLock = new SpinningLock();
     final ReentrantLock recvLock = new ReentrantLock();
     final SoftRequester requester;
     final SoftCompleter completer;

@@ -369,20 +369,39 @@ final class SoftRequester {
         }
         SoftQueuePair peer = qp.remote;
         if (peer != null && !peer.dropped) {
-            if (fabric.asyncWire()) {
+            SoftWire wire = fabric.wire();
+            if (wire != null) {
                 // the request runs after the post returned, as a device runs it: the buffer is the fabric's until the completion
-                fabric.onWire(() -> carry(p, peer));
+                wire.carry(new SoftWire.Request() {
+                    @Override
+                    public SoftCompleter completer() {
+                        return qp.completer;
+                    }
+
+                    @Override
+                    public void run() {
+                        carry(p, peer, wire);
+                    }
+                });
             } else {
-                carry(p, peer);
+                carry(p, peer, null);
             }
         }
     }
 
-    /** A request meets its responder in this JVM, and the response its completer. */
-    private void carry(Packet p, SoftQueuePair peer) {
+    /**
+     * A request meets its responder in this JVM, and the response its completer: on the wire
+     * ({@code wire} not null), an ACK may stand for those before it.
+     */
+    private void carry(Packet p, SoftQueuePair peer, SoftWire wire) {
         if (!peer.dropped && qp.transmits()) {
             Packet response = peer.responder.onRequest(p);
-            if (response != null) {
+            if (response != null && wire != null && response.kind() == Packet.Kind.ACK) {
+                wire.holdAck(qp.completer, response);
+            } else if (response != null) {
+                if (wire != null) {
+                    wire.releaseAckFor(qp.completer);
+                }
                 qp.completer.onResponse(response);
             }
             peer.responder.responded();

@@ -1,5 +1,6 @@
 package io.rdmaactors.soft;
 
+import io.rdmaactors.soft.wire.Packet;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
@@ -27,6 +28,8 @@ final class SoftWire {
     private static final long REFRESH_NANOS = 10_000;
     private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     private static final long MAX_TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(8);
+    /** ACKs of one requester's consecutive requests that one ACK stands for, at most: its window moves on. */
+    private static final int ACKS_COALESCED = 16;
 
     private final String threadName;
     private final Queue<Runnable> onTheWire = new ConcurrentLinkedQueue<>();
@@ -41,6 +44,15 @@ final class SoftWire {
     /** The thread parks for a tick at most: a post that a poll will carry need not wake it. */
     private volatile boolean ticking;
     private volatile boolean stopped;
+    /** The ACK held back for the requester whose request was carried last: the carrier's alone. */
+    private SoftCompleter ackFor;
+    private Packet heldAck;
+    private int acksHeld;
+
+    /** A request carried for its requester, whose ACK may stand for the one before ({@link #holdAck}). */
+    interface Request extends Runnable {
+        SoftCompleter completer();
+    }
 
     SoftWire(String threadName) {
         this.threadName = threadName;
@@ -139,14 +151,61 @@ final class SoftWire {
     }
 
     private void carryQueued() {
-        Runnable task;
-        while (!stopped && (task = onTheWire.poll()) != null) {
-            try {
-                task.run();
-            } catch (RuntimeException e) {
-                // a fault of the fabric's own must not reach the poll that carried it, nor stop the wire
-                log.error("the soft fabric's wire failed to carry a request", e);
+        do {
+            Runnable task;
+            while (!stopped && (task = onTheWire.poll()) != null) {
+                if (heldAck != null && !(task instanceof Request r && r.completer() == ackFor)) {
+                    releaseAck(); // whatever else runs sees the requests before it acknowledged
+                }
+                try {
+                    task.run();
+                } catch (RuntimeException e) {
+                    // a fault of the fabric's own must not reach the poll that carried it, nor stop the wire
+                    log.error("the soft fabric's wire failed to carry a request", e);
+                }
             }
+            releaseAck(); // its completions may post more: carry those too
+        } while (!stopped && !onTheWire.isEmpty());
+    }
+
+    /**
+     * Called by a {@link Request} as it runs, for its ACK: held while the wire carries further
+     * requests of the same requester, each ACK standing for those before it (IB ACK coalescing), so
+     * that a stream's requester takes one ACK, and its lock once, a run of requests rather than
+     * each. Released before any other task runs, after {@link #ACKS_COALESCED}, and when the wire
+     * is empty.
+     */
+    void holdAck(SoftCompleter completer, Packet ack) {
+        if (completer != ackFor) {
+            releaseAck();
+        }
+        ackFor = completer;
+        heldAck = ack;
+        if (++acksHeld >= ACKS_COALESCED) {
+            releaseAck();
+        }
+    }
+
+    /** A response other than an ACK is about to reach {@code completer}: the ACK held for it goes first. */
+    void releaseAckFor(SoftCompleter completer) {
+        if (completer == ackFor) {
+            releaseAck();
+        }
+    }
+
+    private void releaseAck() {
+        Packet ack = heldAck;
+        if (ack == null) {
+            return;
+        }
+        SoftCompleter completer = ackFor;
+        heldAck = null;
+        ackFor = null;
+        acksHeld = 0;
+        try {
+            completer.onResponse(ack);
+        } catch (RuntimeException e) {
+            log.error("the soft fabric's wire failed to deliver an ACK", e);
         }
     }
 

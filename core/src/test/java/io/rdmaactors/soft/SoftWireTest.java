@@ -302,6 +302,91 @@ class SoftWireTest {
     }
 
     /**
+     * The wire carries a run of one QP's requests with one ACK (IB ACK coalescing): the requester
+     * takes the last, which stands for those before it, and every Send still completes once, in
+     * order.
+     */
+    @Test
+    void aRunOfRequestsIsAcknowledgedOnce() throws Exception {
+        try (Fabric fabric = Fabric.open("soft");
+             Loopback loop = Loopback.on(fabric.devices().get(0)).open()) {
+            MemoryRegion source = loop.a.register(8);
+            MemoryRegion inbox = loop.b.register(8 * 8, Access.LOCAL_WRITE);
+            for (int r = 0; r < 8; r++) {
+                loop.b.qp.postReceive(ReceiveWorkRequest.of(100 + r, inbox.sge(r * 8, 8)));
+            }
+            first(loop); // its ACK brings the responder's credits: the run is sent at once
+            int before = responsesTaken(loop.a.qp);
+            CountDownLatch held = new CountDownLatch(1);
+            ((SoftFabric) fabric).onWire(() -> await(held)); // the run waits on the wire behind this
+
+            for (int s = 1; s < 8; s++) {
+                loop.a.qp.postSend(SendWorkRequest.send(s, source.sge()));
+            }
+            held.countDown();
+
+            for (int s = 1; s < 8; s++) {
+                WorkCompletion sent = awaitCompletion(loop.a.cq);
+                assertEquals(WcStatus.SUCCESS, sent.status());
+                assertEquals(s, sent.wrId());
+            }
+            assertEquals(1, responsesTaken(loop.a.qp) - before, "one ACK for the seven Sends");
+        }
+    }
+
+    /**
+     * Whatever the wire carries after a run of requests sees them acknowledged: here the requester
+     * enters ERR behind its Sends, which completed before it and are not flushed.
+     */
+    @Test
+    void aHeldAckGoesBeforeWhatTheWireCarriesNext() throws Exception {
+        try (Fabric fabric = Fabric.open("soft");
+             Loopback loop = Loopback.on(fabric.devices().get(0)).open()) {
+            MemoryRegion source = loop.a.register(8);
+            MemoryRegion inbox = loop.b.register(8 * 4, Access.LOCAL_WRITE);
+            for (int r = 0; r < 4; r++) {
+                loop.b.qp.postReceive(ReceiveWorkRequest.of(100 + r, inbox.sge(r * 8, 8)));
+            }
+            first(loop);
+            CountDownLatch held = new CountDownLatch(1);
+            ((SoftFabric) fabric).onWire(() -> await(held));
+
+            for (int s = 1; s < 4; s++) {
+                loop.a.qp.postSend(SendWorkRequest.send(s, source.sge()));
+            }
+            ((SoftFabric) fabric).onWire(() -> loop.a.qp.modify(QpAttributes.of().state(QpState.ERR)));
+            held.countDown();
+
+            for (int s = 1; s < 4; s++) {
+                WorkCompletion sent = awaitCompletion(loop.a.cq);
+                assertEquals(s, sent.wrId());
+                assertEquals(WcStatus.SUCCESS, sent.status(), "acknowledged before the QP failed");
+            }
+        }
+    }
+
+    /** Sends wr 0 from the loop's first end and awaits both its completions, so its ACK gave credits. */
+    private static void first(Loopback loop) {
+        MemoryRegion source = loop.a.register(8);
+        loop.a.qp.postSend(SendWorkRequest.send(0, source.sge()));
+        assertEquals(0, awaitCompletion(loop.a.cq).wrId());
+        assertEquals(100, awaitCompletion(loop.b.cq).wrId());
+    }
+
+    /** How many responses the requester of {@code qp} took that made progress. */
+    private static int responsesTaken(QueuePair qp) throws ReflectiveOperationException {
+        Field progress = SoftRequester.class.getDeclaredField("progress");
+        progress.setAccessible(true);
+        SoftQueuePair soft = (SoftQueuePair) qp;
+        soft.sendLock.lock();
+        try {
+            return progress.getInt(soft.requester);
+        } finally {
+            soft.sendLock.unlock();
+        }
+    }
+
+    /**
      * An empty poll of a CQ whose QP has a peer in this JVM carries what is on the wire, so a
      * connection awaiting its answer does not wait for the wire's thread to be woken: here nothing
      * wakes that thread (its wake-ups go to a stand-in), and the Send and its ACK still go, each
