@@ -310,12 +310,7 @@ class SoftWireTest {
     void aRunOfRequestsIsAcknowledgedOnce() throws Exception {
         try (Fabric fabric = Fabric.open("soft");
              Loopback loop = Loopback.on(fabric.devices().get(0)).open()) {
-            MemoryRegion source = loop.a.register(8);
-            MemoryRegion inbox = loop.b.register(8 * 8, Access.LOCAL_WRITE);
-            for (int r = 0; r < 8; r++) {
-                loop.b.qp.postReceive(ReceiveWorkRequest.of(100 + r, inbox.sge(r * 8, 8)));
-            }
-            first(loop); // its ACK brings the responder's credits: the run is sent at once
+            MemoryRegion source = firstOf(loop, 8); // its ACK brings the responder's credits: the run goes at once
             int before = responsesTaken(loop.a.qp);
             CountDownLatch held = new CountDownLatch(1);
             ((SoftFabric) fabric).onWire(() -> await(held)); // the run waits on the wire behind this
@@ -342,12 +337,7 @@ class SoftWireTest {
     void aHeldAckGoesBeforeWhatTheWireCarriesNext() throws Exception {
         try (Fabric fabric = Fabric.open("soft");
              Loopback loop = Loopback.on(fabric.devices().get(0)).open()) {
-            MemoryRegion source = loop.a.register(8);
-            MemoryRegion inbox = loop.b.register(8 * 4, Access.LOCAL_WRITE);
-            for (int r = 0; r < 4; r++) {
-                loop.b.qp.postReceive(ReceiveWorkRequest.of(100 + r, inbox.sge(r * 8, 8)));
-            }
-            first(loop);
+            MemoryRegion source = firstOf(loop, 4);
             CountDownLatch held = new CountDownLatch(1);
             ((SoftFabric) fabric).onWire(() -> await(held));
 
@@ -365,12 +355,20 @@ class SoftWireTest {
         }
     }
 
-    /** Sends wr 0 from the loop's first end and awaits both its completions, so its ACK gave credits. */
-    private static void first(Loopback loop) {
+    /**
+     * Posts {@code receives} 8-byte receives (wr 100 on) at the loop's second end, sends wr 0 from
+     * its first and awaits both completions, so that its ACK gave credits; the Sends' 8 bytes.
+     */
+    private static MemoryRegion firstOf(Loopback loop, int receives) {
+        MemoryRegion inbox = loop.b.register(8 * receives, Access.LOCAL_WRITE);
+        for (int r = 0; r < receives; r++) {
+            loop.b.qp.postReceive(ReceiveWorkRequest.of(100 + r, inbox.sge(r * 8, 8)));
+        }
         MemoryRegion source = loop.a.register(8);
         loop.a.qp.postSend(SendWorkRequest.send(0, source.sge()));
         assertEquals(0, awaitCompletion(loop.a.cq).wrId());
         assertEquals(100, awaitCompletion(loop.b.cq).wrId());
+        return source;
     }
 
     /** How many responses the requester of {@code qp} took that made progress. */
