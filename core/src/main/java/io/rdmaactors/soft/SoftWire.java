@@ -1,11 +1,10 @@
 package io.rdmaactors.soft;
 
 import io.rdmaactors.soft.wire.Packet;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,7 +31,12 @@ final class SoftWire {
     private static final int ACKS_COALESCED = 16;
 
     private final String threadName;
-    private final Queue<Runnable> onTheWire = new ConcurrentLinkedQueue<>();
+    /**
+     * What is on the wire, newest first: a post pushes with one compare-and-set, and the carrier
+     * takes all of it with one swap, where a queue costs a compare-and-set a request on each side
+     * of the lines the two threads pass.
+     */
+    private final AtomicReference<Queued> onTheWire = new AtomicReference<>();
     /** Held by whoever carries what is on the wire: one at a time keeps it in order. */
     private final Semaphore carrying = new Semaphore(1);
     /** Started with the first request on the wire; set under this. */
@@ -63,7 +67,10 @@ final class SoftWire {
         if (stopped) {
             return;
         }
-        onTheWire.add(task);
+        Queued queued = new Queued(task);
+        do {
+            queued.next = onTheWire.get();
+        } while (!onTheWire.compareAndSet(queued.next, queued));
         Thread t = thread;
         if (t == null) {
             t = start();
@@ -95,7 +102,7 @@ final class SoftWire {
      */
     void pollerStopped() {
         pollers.decrementAndGet();
-        if (!onTheWire.isEmpty()) {
+        if (onTheWire.get() != null) {
             LockSupport.unpark(thread);
         }
     }
@@ -114,7 +121,7 @@ final class SoftWire {
                 polledAt = now;
             }
         }
-        if (!onTheWire.isEmpty() && carrying.tryAcquire()) {
+        if (onTheWire.get() != null && carrying.tryAcquire()) {
             try {
                 carryQueued();
             } finally {
@@ -143,7 +150,7 @@ final class SoftWire {
             } else {
                 ticking = false; // before the look at the queue: a post after it sees the flag and wakes it
                 tick = TICK_NANOS;
-                if (onTheWire.isEmpty() && !stopped) {
+                if (onTheWire.get() == null && !stopped) {
                     LockSupport.park(this);
                 }
             }
@@ -151,9 +158,16 @@ final class SoftWire {
     }
 
     private void carryQueued() {
-        do {
-            Runnable task;
-            while (!stopped && (task = onTheWire.poll()) != null) {
+        while (!stopped) {
+            Queued q = oldestFirst(onTheWire.getAndSet(null));
+            if (q == null) {
+                releaseAck(); // the wire is empty; the completions may post more: carry those too
+                if (onTheWire.get() == null) {
+                    return;
+                }
+            }
+            for (; q != null && !stopped; q = q.next) {
+                Runnable task = q.task;
                 if (heldAck != null && !(task instanceof Request r && r.completer() == ackFor)) {
                     releaseAck(); // whatever else runs sees the requests before it acknowledged
                 }
@@ -164,8 +178,30 @@ final class SoftWire {
                     log.error("the soft fabric's wire failed to carry a request", e);
                 }
             }
-            releaseAck(); // its completions may post more: carry those too
-        } while (!stopped && !onTheWire.isEmpty());
+        }
+        releaseAck();
+    }
+
+    /** Reverses a stack of what was posted into the order of the posts. */
+    private static Queued oldestFirst(Queued newest) {
+        Queued oldest = null;
+        while (newest != null) {
+            Queued next = newest.next;
+            newest.next = oldest;
+            oldest = newest;
+            newest = next;
+        }
+        return oldest;
+    }
+
+    /** A task on the wire, linked to the one posted before it (after it once taken). */
+    private static final class Queued {
+        final Runnable task;
+        Queued next;
+
+        Queued(Runnable task) {
+            this.task = task;
+        }
     }
 
     /**
@@ -231,6 +267,6 @@ final class SoftWire {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        onTheWire.clear();
+        onTheWire.set(null);
     }
 }
