@@ -10,7 +10,7 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class SpinningLock extends ReentrantLock {
 
-    /** How long a waiter spins before it parks: a few turns of a post under the lock. */
+    /** How long a waiter spins before it parks: about a post of a few requests under the lock. */
     private static final long SPIN_NANOS = 2_000;
     /** Spins between looks at the clock, which costs more than a look at the lock. */
     private static final int SPINS_PER_CLOCK = 32;
