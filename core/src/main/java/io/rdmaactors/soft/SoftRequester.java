@@ -396,12 +396,9 @@ final class SoftRequester {
     private void carry(Packet p, SoftQueuePair peer, SoftWire wire) {
         if (!peer.dropped && qp.transmits()) {
             Packet response = peer.responder.onRequest(p);
-            if (response != null && wire != null && response.kind() == Packet.Kind.ACK) {
-                wire.holdAck(qp.completer, response);
+            if (response != null && wire != null) {
+                wire.respond(qp.completer, response);
             } else if (response != null) {
-                if (wire != null) {
-                    wire.releaseAckFor(qp.completer);
-                }
                 qp.completer.onResponse(response);
             }
             peer.responder.responded();

@@ -53,7 +53,7 @@ final class SoftWire {
     private Packet heldAck;
     private int acksHeld;
 
-    /** A request carried for its requester, whose ACK may stand for the one before ({@link #holdAck}). */
+    /** A request carried for its requester, whose ACK may stand for the one before ({@link #respond}). */
     interface Request extends Runnable {
         SoftCompleter completer();
     }
@@ -165,6 +165,7 @@ final class SoftWire {
                 if (onTheWire.get() == null) {
                     return;
                 }
+                continue;
             }
             for (; q != null && !stopped; q = q.next) {
                 Runnable task = q.task;
@@ -205,26 +206,31 @@ final class SoftWire {
     }
 
     /**
-     * Called by a {@link Request} as it runs, for its ACK: held while the wire carries further
-     * requests of the same requester, each ACK standing for those before it (IB ACK coalescing), so
-     * that a stream's requester takes one ACK, and its lock once, a run of requests rather than
-     * each. Released before any other task runs, after {@link #ACKS_COALESCED}, and when the wire
-     * is empty.
+     * Called by a {@link Request} as it runs, with its response. An ACK is held while the wire
+     * carries further requests of the same requester, each ACK standing for those before it (IB
+     * ACK coalescing), so that a stream's requester takes one ACK, and its lock once, a run of
+     * requests rather than each; it is released before any other task runs, after
+     * {@link #ACKS_COALESCED}, and when the wire is empty. Any other response reaches the
+     * requester at once, after the ACK held for it.
      */
-    void holdAck(SoftCompleter completer, Packet ack) {
+    void respond(SoftCompleter completer, Packet response) {
+        if (response.kind() == Packet.Kind.ACK) {
+            holdAck(completer, response);
+            return;
+        }
+        if (completer == ackFor) {
+            releaseAck();
+        }
+        completer.onResponse(response);
+    }
+
+    private void holdAck(SoftCompleter completer, Packet ack) {
         if (completer != ackFor) {
             releaseAck();
         }
         ackFor = completer;
         heldAck = ack;
         if (++acksHeld >= ACKS_COALESCED) {
-            releaseAck();
-        }
-    }
-
-    /** A response other than an ACK is about to reach {@code completer}: the ACK held for it goes first. */
-    void releaseAckFor(SoftCompleter completer) {
-        if (completer == ackFor) {
             releaseAck();
         }
     }
