@@ -11,6 +11,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -61,7 +62,9 @@ public final class ActorVersusPekkoTcp {
 
     private static final String USAGE = "ActorVersusPekkoTcp [--rounds=N measured rounds, default 5]"
             + " [--warm-up-rounds=N, default 3]"
-            + " [--pings=N round trips per ping-pong, default 5000] [--messages=N per 64 B stream, default 100000]"
+            + " [--pings=N round trips per ping-pong, default 5000]"
+            + " [--sparse=N round trips of the ping-pong with a pause before each request, default 200]"
+            + " [--messages=N per 64 B stream, default 100000]"
             + " [--large=N per 64 KiB stream, default 4000] [--echoes=N per 64 B Streams echo, default 100000]"
             + " [--large-echoes=N per 64 KiB Streams echo, default 2000] [--huge=N 16 MiB round trips, default 20]"
             + " [--connections=N concurrent ping-pongs, default 64] [--each=N round trips of each, default 1000]"
@@ -98,19 +101,23 @@ public final class ActorVersusPekkoTcp {
     private record Workload(String name, List<String> figures, boolean latency, Run run) {
     }
 
+    /** The pause before each request of the sparse ping-pong; Pekko's scheduler ticks every 10 ms. */
+    private static final Duration SPARSE_GAP = Duration.ofMillis(10);
+
     private interface Run {
         double[] on(boolean rdma) throws Exception;
     }
 
     public static void main(String[] args) {
-        BenchSupport.Options o = new BenchSupport.Options(args, USAGE, "rounds", "warm-up-rounds", "pings", "messages",
-                "large", "echoes", "large-echoes", "huge", "connections", "each", "only", "charts");
+        BenchSupport.Options o = new BenchSupport.Options(args, USAGE, "rounds", "warm-up-rounds", "pings", "sparse",
+                "messages", "large", "echoes", "large-echoes", "huge", "connections", "each", "only", "charts");
         int rounds = o.integer("rounds", 5, 1);
         // rdma-actors' 64 B stream took four runs of its own to reach the JIT's steady state (docs/performance.md)
         int warmUpRounds = o.integer("warm-up-rounds", 3, 1);
         Counts counts = new Counts(o.integer("pings", 5_000, 1), o.integer("messages", 100_000, 1),
                 o.integer("large", 4_000, 1), o.integer("echoes", 100_000, 1), o.integer("large-echoes", 2_000, 1),
-                o.integer("huge", 20, 1), o.integer("connections", 64, 1), o.integer("each", 1_000, 1));
+                o.integer("huge", 20, 1), o.integer("connections", 64, 1), o.integer("each", 1_000, 1),
+                o.integer("sparse", 200, 1));
         Path charts = Path.of(o.string("charts", "bench/target/charts"));
         String only = o.string("only", "");
         BenchSupport.runOrReport("ActorVersusPekkoTcp", () -> run(rounds, warmUpRounds, counts, only, charts));
@@ -118,10 +125,10 @@ public final class ActorVersusPekkoTcp {
 
     /**
      * Round trips per ping-pong, messages per stream, elements per Streams echo, 16 MiB round trips,
-     * concurrent ping-pongs and the round trips of each.
+     * concurrent ping-pongs and the round trips of each, round trips of the sparse ping-pong.
      */
     private record Counts(int pings, int messages, int large, int echoes, int largeEchoes, int huge, int connections,
-                          int each) {
+                          int each, int sparse) {
     }
 
     private static void run(int rounds, int warmUpRounds, Counts counts, String only, Path charts)
@@ -133,9 +140,11 @@ public final class ActorVersusPekkoTcp {
         String spin = config.getString("rdma-actors.completion-spin");
         String yield = config.getString("rdma-actors.completion-yield");
         System.out.printf("ActorVersusPekkoTcp: rdma-actors on the soft fabric vs Pekko TCP, two JVMs on"
-                + " 127.0.0.1; %d rounds after %d to warm up, ping-pong %d round trips, streams of %d x 64 B and"
+                + " 127.0.0.1; %d rounds after %d to warm up, ping-pong %d round trips (%d with a pause of %d ms"
+                + " before each), streams of %d x 64 B and"
                 + " %d x 64 KiB, Streams echoes of %d x 64 B and %d x 64 KiB; completion-spin %s, completion-yield %s;"
-                + " %s%n", rounds, warmUpRounds, counts.pings(), counts.messages(), counts.large(), counts.echoes(),
+                + " %s%n", rounds, warmUpRounds, counts.pings(), counts.sparse(), SPARSE_GAP.toMillis(),
+                counts.messages(), counts.large(), counts.echoes(),
                 counts.largeEchoes(), spin, yield, BenchSupport.defaultDispatcher(config));
         List<String> command = new ArrayList<>(List.of(BenchSupport.javaBinary(), "-cp",
                 System.getProperty("java.class.path"), "-Xmx1g"));
@@ -174,6 +183,7 @@ public final class ActorVersusPekkoTcp {
         int messages = counts.messages();
         int large = counts.large();
         List<Workload> workloads = Stream.of(pingPong(64, counts.pings()), pingPong(4096, counts.pings()),
+                sparsePingPong(counts.sparse()),
                 pingPong(16 << 20, counts.huge()),
                 new Workload("ping-pong 64 B x " + counts.connections(), List.of("round trips/s"), false,
                         rdma -> new double[] {concurrentPingPongs(rdma, counts.connections(), counts.each())}),
@@ -307,7 +317,8 @@ public final class ActorVersusPekkoTcp {
     private Workload pingPong(int size, int count) {
         String bytes = size >= 1 << 20 ? (size >> 20) + " MiB" : size >= 1024 ? size / 1024 + " KiB" : size + " B";
         return new Workload("ping-pong " + bytes, List.of("p50 us", "p99 us", "p99.9 us"), true, rdma -> {
-                    Histogram h = await(rdma ? rdmaPingPong(size, count) : tcpPingPong(size, count));
+                    Histogram h = await(rdma ? rdmaPingPong(size, count, Duration.ZERO)
+                            : tcpPingPong(size, count, Duration.ZERO));
                     if (measuring && size <= 4096) {
                         roundTrips.computeIfAbsent((rdma ? "rdma-actors " : "Pekko IO TCP ") + bytes,
                                 name -> new Histogram(3_600_000_000L, 3)).add(h);
@@ -318,13 +329,30 @@ public final class ActorVersusPekkoTcp {
     }
 
     /**
+     * A request-response connection whose requests come one at a time with a pause before each
+     * (SPARSE_GAP, as the scheduler rounds it): each side waits for the next message idle, as an
+     * RPC server between requests does, so each round trip takes the wake-up path of a connection
+     * that went quiet rather than a spin's poll.
+     */
+    private Workload sparsePingPong(int count) {
+        return new Workload("ping-pong 64 B every " + SPARSE_GAP.toMillis() + " ms", List.of("p50 us", "p99 us"),
+                true,
+                rdma -> {
+                    Histogram h = await(rdma ? rdmaPingPong(64, count, SPARSE_GAP)
+                            : tcpPingPong(64, count, SPARSE_GAP));
+                    return new double[] {h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0};
+                });
+    }
+
+    /**
      * {@code connections} ping-pongs of 64 B at once, {@code count} round trips each: round trips
      * per second from the first Send of any to the last answer of all.
      */
     private double concurrentPingPongs(boolean rdma, int connections, int count) throws Exception {
         List<CompletableFuture<Histogram>> pingPongs = new ArrayList<>();
         for (int i = 0; i < connections; i++) {
-            pingPongs.add(rdma ? rdmaPingPong(64, count) : tcpPingPong(64, count));
+            pingPongs.add(rdma ? rdmaPingPong(64, count, Duration.ZERO)
+                    : tcpPingPong(64, count, Duration.ZERO));
         }
         long first = Long.MAX_VALUE;
         long last = Long.MIN_VALUE;
@@ -344,7 +372,8 @@ public final class ActorVersusPekkoTcp {
         StreamControl control = new StreamControl();
         CompletableFuture<Double> stream = stream(rdma, 65536, Integer.MAX_VALUE, control);
         await(control.flowing);
-        Histogram h = await(rdma ? rdmaPingPong(64, pings) : tcpPingPong(64, pings));
+        Histogram h = await(rdma ? rdmaPingPong(64, pings, Duration.ZERO)
+                : tcpPingPong(64, pings, Duration.ZERO));
         control.stopped = true;
         double seconds = await(stream);
         return new double[] {h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0,
@@ -398,14 +427,22 @@ public final class ActorVersusPekkoTcp {
         Rdma.get(system).manager().tell(RdmaProtocol.Connect.to(new InetSocketAddress("127.0.0.1", port), client));
     }
 
-    /** Round trips in a histogram whose time stamps are the first Send's and the last answer's System.nanoTime(). */
-    private CompletableFuture<Histogram> rdmaPingPong(int size, int count) {
+    /**
+     * Round trips in a histogram whose time stamps are the first Send's and the last answer's
+     * System.nanoTime(); each request after the first is sent on the answer, or {@code gap} after it.
+     */
+    private CompletableFuture<Histogram> rdmaPingPong(int size, int count, Duration gap) {
         CompletableFuture<Histogram> result = new CompletableFuture<>();
         ByteString message = ByteString.fromArrayUnsafe(new byte[size]); // one for every Send, as TcpClient's
         ActorRef<RdmaProtocol.ConnectionEvent> client = system.systemActorOf(Behaviors.setup(ctx -> {
             Histogram h = new Histogram(3_600_000_000L, 3);
             ActorRef<?>[] peer = new ActorRef<?>[1];
+            // written where the request is sent, read when its answer comes, which the request's tell precedes
             long[] start = new long[1];
+            Runnable next = () -> {
+                start[0] = System.nanoTime();
+                EchoSinkPeer.connection(peer[0]).tell(RdmaProtocol.Send.of(message, null));
+            };
             return Behaviors.receive(RdmaProtocol.ConnectionEvent.class)
                     .onMessage(RdmaProtocol.Connected.class, c -> {
                         peer[0] = c.connection();
@@ -421,9 +458,10 @@ public final class ActorVersusPekkoTcp {
                             h.setEndTimeStamp(now);
                             EchoSinkPeer.connection(peer[0]).tell(new RdmaProtocol.Close());
                             result.complete(h);
+                        } else if (gap.isZero()) {
+                            next.run();
                         } else {
-                            start[0] = System.nanoTime();
-                            EchoSinkPeer.connection(peer[0]).tell(RdmaProtocol.Send.of(message, null));
+                            system.scheduler().scheduleOnce(gap, next, system.executionContext());
                         }
                         return Behaviors.same();
                     })
@@ -524,11 +562,11 @@ public final class ActorVersusPekkoTcp {
     // ------------------------------------------------------------------ Pekko IO TCP
 
     /** As {@link #rdmaPingPong}. */
-    private CompletableFuture<Histogram> tcpPingPong(int size, int count) {
+    private CompletableFuture<Histogram> tcpPingPong(int size, int count, Duration gap) {
         CompletableFuture<Histogram> result = new CompletableFuture<>();
         boolean messages = size > 64 * 1024; // more than one read carries: to the message echo
         classic().systemActorOf(Props.create(TcpPingPong.class, () -> new TcpPingPong(
-                new InetSocketAddress("127.0.0.1", ports[messages ? 6 : 2]), size, count, messages, result)),
+                new InetSocketAddress("127.0.0.1", ports[messages ? 6 : 2]), size, count, messages, gap, result)),
                 "tcp-ping-" + clients.incrementAndGet());
         return result;
     }
@@ -589,14 +627,18 @@ public final class ActorVersusPekkoTcp {
 
     /** Writes a message (framed by its length for the message echo), reads until all of it came back, times that, repeats. */
     static final class TcpPingPong extends TcpClient<Histogram> {
+        /** The pause before a request is over: send it. */
+        private static final Object NEXT = new Object();
         private final Histogram histogram = new Histogram(3_600_000_000L, 3);
+        private final Duration gap;
         private long start;
         private int received;
 
-        TcpPingPong(InetSocketAddress remote, int size, int count, boolean framed,
+        TcpPingPong(InetSocketAddress remote, int size, int count, boolean framed, Duration gap,
                     CompletableFuture<Histogram> result) {
             super(remote, framed ? ByteString.fromArray(ByteBuffer.allocate(4 + size).putInt(size).array())
                     : ByteString.fromArray(new byte[size]), count, result);
+            this.gap = gap;
         }
 
         @Override
@@ -620,10 +662,14 @@ public final class ActorVersusPekkoTcp {
                             histogram.setEndTimeStamp(now);
                             result.complete(histogram);
                             connection.tell(TcpMessage.close(), getSelf());
-                        } else {
+                        } else if (gap.isZero()) {
                             ping();
+                        } else {
+                            getContext().getSystem().scheduler().scheduleOnce(gap, getSelf(), NEXT,
+                                    getContext().getDispatcher(), getSelf());
                         }
-                    }));
+                    })
+                    .matchEquals(NEXT, n -> ping()));
         }
 
         private void ping() {
