@@ -335,13 +335,11 @@ public final class ActorVersusPekkoTcp {
      * that went quiet rather than a spin's poll.
      */
     private Workload sparsePingPong(int count) {
-        return new Workload("ping-pong 64 B every " + SPARSE_GAP.toMillis() + " ms", List.of("p50 us", "p99 us"),
-                true,
-                rdma -> {
-                    Histogram h = await(rdma ? rdmaPingPong(64, count, SPARSE_GAP)
-                            : tcpPingPong(64, count, SPARSE_GAP));
-                    return new double[] {h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0};
-                });
+        String name = "ping-pong 64 B every " + SPARSE_GAP.toMillis() + " ms";
+        return new Workload(name, List.of("p50 us", "p99 us"), true, rdma -> {
+            Histogram h = await(rdma ? rdmaPingPong(64, count, SPARSE_GAP) : tcpPingPong(64, count, SPARSE_GAP));
+            return new double[] {h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0};
+        });
     }
 
     /**
