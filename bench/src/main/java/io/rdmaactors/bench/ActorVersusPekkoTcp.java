@@ -317,8 +317,7 @@ public final class ActorVersusPekkoTcp {
     private Workload pingPong(int size, int count) {
         String bytes = size >= 1 << 20 ? (size >> 20) + " MiB" : size >= 1024 ? size / 1024 + " KiB" : size + " B";
         return new Workload("ping-pong " + bytes, List.of("p50 us", "p99 us", "p99.9 us"), true, rdma -> {
-                    Histogram h = await(rdma ? rdmaPingPong(size, count, Duration.ZERO)
-                            : tcpPingPong(size, count, Duration.ZERO));
+                    Histogram h = await(roundTrips(rdma, size, count, Duration.ZERO));
                     if (measuring && size <= 4096) {
                         roundTrips.computeIfAbsent((rdma ? "rdma-actors " : "Pekko IO TCP ") + bytes,
                                 name -> new Histogram(3_600_000_000L, 3)).add(h);
@@ -337,7 +336,7 @@ public final class ActorVersusPekkoTcp {
     private Workload sparsePingPong(int count) {
         String name = "ping-pong 64 B every " + SPARSE_GAP.toMillis() + " ms";
         return new Workload(name, List.of("p50 us", "p99 us"), true, rdma -> {
-            Histogram h = await(rdma ? rdmaPingPong(64, count, SPARSE_GAP) : tcpPingPong(64, count, SPARSE_GAP));
+            Histogram h = await(roundTrips(rdma, 64, count, SPARSE_GAP));
             return new double[] {h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0};
         });
     }
@@ -349,8 +348,7 @@ public final class ActorVersusPekkoTcp {
     private double concurrentPingPongs(boolean rdma, int connections, int count) throws Exception {
         List<CompletableFuture<Histogram>> pingPongs = new ArrayList<>();
         for (int i = 0; i < connections; i++) {
-            pingPongs.add(rdma ? rdmaPingPong(64, count, Duration.ZERO)
-                    : tcpPingPong(64, count, Duration.ZERO));
+            pingPongs.add(roundTrips(rdma, 64, count, Duration.ZERO));
         }
         long first = Long.MAX_VALUE;
         long last = Long.MIN_VALUE;
@@ -370,8 +368,7 @@ public final class ActorVersusPekkoTcp {
         StreamControl control = new StreamControl();
         CompletableFuture<Double> stream = stream(rdma, 65536, Integer.MAX_VALUE, control);
         await(control.flowing);
-        Histogram h = await(rdma ? rdmaPingPong(64, pings, Duration.ZERO)
-                : tcpPingPong(64, pings, Duration.ZERO));
+        Histogram h = await(roundTrips(rdma, 64, pings, Duration.ZERO));
         control.stopped = true;
         double seconds = await(stream);
         return new double[] {h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0,
@@ -423,6 +420,11 @@ public final class ActorVersusPekkoTcp {
 
     private void connect(ActorRef<RdmaProtocol.ConnectionEvent> client, int port) {
         Rdma.get(system).manager().tell(RdmaProtocol.Connect.to(new InetSocketAddress("127.0.0.1", port), client));
+    }
+
+    /** A ping-pong on either transport: {@link #rdmaPingPong} or {@link #tcpPingPong}. */
+    private CompletableFuture<Histogram> roundTrips(boolean rdma, int size, int count, Duration gap) {
+        return rdma ? rdmaPingPong(size, count, gap) : tcpPingPong(size, count, gap);
     }
 
     /**
